@@ -1,0 +1,89 @@
+"""MkDocs hooks (loaded by mkdocs.yml): wires the term base into every build.
+
+Order of a build: check the sources (fail before anything is written), build English, then
+each other language into `site/<lang>/` with the same hooks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # MkDocs adds only termbase/
+
+from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
+
+from termbase import check, i18n, mathml, render, tooltips  # noqa: E402
+
+_top_level_site_dir: list[str] = []
+_command: list[str] = []
+
+
+def on_startup(command, dirty):
+    _command[:] = [command]
+
+
+@event_priority(100)  # before the search plugin reads the theme language
+def on_config(config):
+    i18n.configure(config)
+    if i18n.current_lang(config) == i18n.DEFAULT_LANG:
+        _top_level_site_dir[:] = [config.site_dir]
+    return config
+
+
+def on_pre_build(config):
+    if i18n.current_lang(config) != i18n.DEFAULT_LANG:
+        return  # checked once, before the English build
+    problems = check.run()
+    if problems:
+        for problem in problems:
+            i18n.log.error(str(problem))
+        raise PluginError(
+            f"termbase check found {len(problems)} problem(s); fix them (listed above) and rebuild"
+        )
+
+
+def on_files(files, config):
+    return i18n.localize_files(files, config)
+
+
+def on_page_markdown(markdown, page, config, files):
+    slug = render.entry_slug(page.file.src_uri)
+    return render.expand(markdown, slug, i18n.current_lang(config))
+
+
+def on_page_content(html, page, config, files):
+    html = mathml.to_mathml(html, where=page.file.abs_src_path)
+    slug = render.entry_slug(page.file.src_uri)
+    return tooltips.add_tooltips(html, page.url, i18n.current_lang(config), slug)
+
+
+def on_page_context(context, page, config, nav):
+    config.extra["alternate"] = i18n.alternates(page, config)
+    return context
+
+
+def on_post_page(output, page, config):
+    return i18n.absolute_hreflang(output, page, config)
+
+
+def on_post_template(output_content, template_name, config):
+    if template_name == "404.html":
+        return i18n.translate_404(output_content, config)
+    return output_content
+
+
+def on_post_build(config):
+    if i18n.current_lang(config) == i18n.DEFAULT_LANG:
+        i18n.build_other_languages(config)
+
+
+def on_build_error(error):
+    # A failed `mkdocs build` leaves no half-built site behind for a deploy to pick up.
+    # (`mkdocs serve` keeps its last good build on screen and prints the error.)
+    if _command != ["build"]:
+        return
+    for site_dir in _top_level_site_dir:
+        shutil.rmtree(site_dir, ignore_errors=True)

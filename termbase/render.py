@@ -1,0 +1,105 @@
+"""Turns term-base data into Markdown for a page: the parts of an entry that are the same in
+every language (summary box, formula, code, figure, related terms, sources) and the index."""
+
+from __future__ import annotations
+
+import re
+
+from termbase.model import LANGS, sources, t, terms, torch_version, ui
+
+MARKER = re.compile(r"^\{\{ (\w+) \}\}$", re.M)
+
+
+def entry_slug(src_uri: str) -> str | None:
+    match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", src_uri)
+    if match and match.group(1) != "index":
+        return match.group(1)
+    return None
+
+
+def expand(markdown: str, slug: str | None, lang: str) -> str:
+    """Replace `{{ marker }}` lines; an entry page also gets its title from the term base."""
+    if slug is not None:
+        markdown = f"# {terms()[slug][lang]['term'][:1].upper()}{terms()[slug][lang]['term'][1:]}\n\n{markdown}"
+
+    def one(match: re.Match) -> str:
+        name = match.group(1)
+        return RENDERERS[name](slug, lang)
+
+    return MARKER.sub(one, markdown)
+
+
+def summary(slug, lang):
+    term = terms()[slug]
+    local = term[lang]
+    lines = [f'!!! abstract "{t("short", lang)}"', "", f"    {local['short']}", ""]
+    facts = [
+        f"**{t('category', lang)}:** {ui()['categories'][term['category']][lang]}",
+        f"**{t('level', lang)}:** {ui()['levels'][term['level']][lang]}",
+    ]
+    if local.get("synonyms"):
+        facts.append(f"**{t('synonyms', lang)}:** " + ", ".join(local["synonyms"]))
+    if local.get("avoid"):
+        facts.append(f"**{t('avoid', lang)}:** " + ", ".join(f"~~{w}~~" for w in local["avoid"]))
+    lines += [f"    {fact}  " for fact in facts]
+    return "\n".join(lines)
+
+
+def formula(slug, lang):
+    return "\n\n".join(f"$$\n{tex.strip()}\n$$" for tex in terms()[slug]["formula"])
+
+
+def code_block(refs: list[str]) -> str:
+    """One fenced block made of snippet sections, embedded by pymdownx.snippets."""
+    body = "\n\n\n".join(f'--8<-- "{ref}"' for ref in refs)  # PEP 8's two blank lines between parts
+    return f"```python\n{body}\n```"
+
+
+def code(slug, lang):
+    blocks = [code_block(refs) for refs in terms()[slug]["code"]]
+    note = t("verified", lang).format(version=torch_version())
+    return "\n\n".join(blocks) + f"\n\n<small>{note}</small>"
+
+
+def figure(slug, lang):
+    term = terms()[slug]
+    return f"![{term[lang]['figure_alt']}](../assets/figures/{term['figure']}.svg){{ .termbase-figure }}"
+
+
+def related(slug, lang):
+    return "\n".join(
+        f"- [{terms()[other][lang]['term']}]({other}.md)" for other in terms()[slug]["related"]
+    )
+
+
+def source_line(source_id: str) -> str:
+    src = sources()[source_id]
+    who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
+    return f"- {who}[{src['title']}]({src['url']})"
+
+
+def sources_list(slug, lang):
+    return "\n".join(source_line(s) for s in terms()[slug]["sources"])
+
+
+def glossary_index(slug, lang):
+    """All terms side by side, the page's language first, each linked to its entry."""
+    order = [lang] + [other for other in LANGS if other != lang]
+    head = "| " + " | ".join(ui()["language_name"][x] for x in order) + f" | {t('category', lang)} |"
+    rows = [head, "|" + "---|" * (len(order) + 1)]
+    for entry_slug_, term in sorted(terms().items(), key=lambda kv: kv[1][lang]["term"].lower()):
+        cells = [f"[{term[lang]['term']}]({entry_slug_}.md)"] + [term[x]["term"] for x in order[1:]]
+        cells.append(ui()["categories"][term["category"]][lang])
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+RENDERERS = {
+    "summary": summary,
+    "formula": formula,
+    "code": code,
+    "figure": figure,
+    "related": related,
+    "sources": sources_list,
+    "glossary_index": glossary_index,
+}

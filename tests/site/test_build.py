@@ -1,0 +1,89 @@
+"""The strict build of the whole site, and what every page carries in every language."""
+
+import json
+import re
+
+from termbase.model import terms, ui
+from tests.site.sitetools import LANGS, page_for
+
+
+def test_strict_build_prints_no_warning(built_site):
+    _, result = built_site
+    log = result.stdout + result.stderr
+    assert "WARNING" not in log, log
+    assert "termbase: building the 'es' site" in log and "termbase: building the 'da' site" in log
+
+
+def test_every_page_exists_with_the_same_slug_in_every_language(built_site):
+    site, _ = built_site
+    for url in ["", "glossary/", *[f"glossary/{slug}/" for slug in terms()]]:
+        for lang in LANGS:
+            assert page_for(site, lang, url).is_file(), (lang, url)
+
+
+def test_html_lang_switcher_and_hreflang_point_at_the_same_page(built_site):
+    site, _ = built_site
+    url = "glossary/multi-head-attention/"
+    for lang in LANGS:
+        html = page_for(site, lang, url).read_text(encoding="utf-8")
+        assert f'<html lang="{lang}"' in html
+        switcher = dict((l, h) for h, l in re.findall(r'<a href="([^"]+)" hreflang="(\w+)" class="md-select__link"', html))
+        assert switcher == {"en": f"/{url}", "es": f"/es/{url}", "da": f"/da/{url}"}
+        for other in LANGS:
+            prefix = "" if other == "en" else f"{other}/"
+            assert f'<link rel=" alternate" hreflang="{other}" href="http://127.0.0.1:8000/{prefix}{url}">' in html
+        assert html.count('rel=" alternate"') == 4 and 'rel="alternate"' not in html  # three languages and x-default, no duplicates
+
+
+def test_navigation_and_theme_strings_are_in_the_page_language(built_site):
+    site, _ = built_site
+    html = page_for(site, "da", "glossary/multi-head-attention/").read_text(encoding="utf-8")
+    tabs = re.findall(r'class="md-tabs__link[^"]*">\s*([^<]+?)\s*<', html)
+    assert tabs[:2] == ["Forside", "Ordliste"]
+    assert "Glossary" not in tabs and "Home" not in tabs
+    for english in ui()["sections"].values():
+        assert f">{english['en']}<" not in html or english["en"] == english["da"]
+    assert "Indholdsfortegnelse" in html  # Material's own strings in Danish
+
+
+def test_search_index_per_language_with_its_stemmer(built_site):
+    site, _ = built_site
+    for lang in LANGS:
+        prefix = "" if lang == "en" else f"{lang}/"
+        index = json.loads((site / prefix / "search" / "search_index.json").read_text(encoding="utf-8"))
+        assert index["config"]["lang"] == [lang]
+        locations = [doc["location"] for doc in index["docs"]]
+        assert locations and not any(loc.startswith(("es/", "da/")) for loc in locations)
+        html = page_for(site, lang, "").read_text(encoding="utf-8")
+        config = json.loads(re.search(r'<script id="__config" type="application/json">(.*?)</script>', html).group(1))
+        assert config["base"] == "."  # each language loads its own index
+
+
+def test_missing_pages_get_a_404_in_their_language(built_site):
+    site, _ = built_site
+    assert "<h1>Siden blev ikke fundet</h1>" in (site / "da" / "404.html").read_text(encoding="utf-8")
+    assert "<h1>Página no encontrada</h1>" in (site / "es" / "404.html").read_text(encoding="utf-8")
+    root = (site / "404.html").read_text(encoding="utf-8")
+    assert "<h1>Page not found</h1>" in root
+    # the one /404.html a static host serves for every path hands /es/ and /da/ to their own page
+    assert "fetch(root+langs[i]+'/404.html')" in root and "['es', 'da']" in root
+
+
+def test_formulas_are_mathml_not_raw_latex(built_site):
+    site, _ = built_site
+    for lang in LANGS:
+        html = page_for(site, lang, "glossary/multi-head-attention/").read_text(encoding="utf-8")
+        assert html.count("<math") >= 2
+        body = html.split('<article', 1)[1]
+        assert "\\(" not in body and "$$" not in body and "\\operatorname" not in re.sub(r'alttext="[^"]*"', "", body)
+
+
+def test_no_page_requests_a_third_party_host(built_site):
+    site, _ = built_site
+    external = re.compile(r'<(?:script|img|iframe|source|video|audio)[^>]+src="(?:https?:)?//|'
+                          r'<link[^>]+rel="(?:stylesheet|preconnect|preload|icon|manifest)"[^>]+href="(?:https?:)?//')
+    for page in site.rglob("*.html"):
+        assert not external.search(page.read_text(encoding="utf-8")), page
+    for css in site.rglob("*.css"):
+        text = css.read_text(encoding="utf-8")
+        assert not re.search(r"url\(['\"]?(?:https?:)?//|@import\s+['\"]?(?:url\()?['\"]?https?:", text), css
