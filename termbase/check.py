@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from termbase.model import DOCS, LANGS, MARKERS, PACKAGE, ROOT, SECTION_KEYS, page_lang, ui
+from termbase.model import DOCS, LANGS, MARKERS, PACKAGE, ROOT, SECTION_KEYS, page_lang, term_files, ui
 
 SNIPPET_REF = re.compile(r'--8<--\s+"([^"]+)"')
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*\{?\s*\.?(\w*)")
@@ -79,67 +79,75 @@ def snippet_section_exists(ref: str) -> str | None:
     return None
 
 
-def check_terms(report: Report, terms_path: Path = PACKAGE / "terms.yml") -> dict:
-    terms, lines = _load(terms_path, report)
+def check_terms(report: Report) -> dict:
     sources, src_lines = _load(PACKAGE / "sources.yml", report)
-    if terms is None:
-        return {}
     sources = sources or {}
     for sid, src in sources.items():
         if not str((src or {}).get("url", "")).startswith("https://"):
             report.add(PACKAGE / "sources.yml", src_lines.get((sid,), 1), f"source '{sid}' has no https URL",
                        "add `url: https://...` pointing at the paper or documentation")
-    seen = {lang: {} for lang in LANGS}
-    categories, levels = ui()["categories"], ui()["levels"]
-    for slug, term in terms.items():
-        at = lambda *keys: lines.get((slug, *keys), lines.get((slug,), 1))  # noqa: E731
-        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", str(slug)):
-            report.add(terms_path, at(), f"slug '{slug}' is not lowercase-with-hyphens", "rename it, e.g. 'causal-mask'")
-        if not isinstance(term, dict):
-            report.add(terms_path, at(), f"entry '{slug}' is not a mapping", "see an existing entry for the layout")
+    records = {}
+    for path in term_files():
+        record, lines = _load(path, report)
+        if record is None:
             continue
-        for field in sorted(REQUIRED - term.keys()):
-            report.add(terms_path, at(), f"entry '{slug}' lacks field '{field}'", f"add `{field}:` (see README, Contributing)")
-        if "category" in term and term["category"] not in categories:
-            report.add(terms_path, at("category"), f"unknown category '{term['category']}'",
-                       f"use one of: {', '.join(categories)}")
-        if "level" in term and term["level"] not in levels:
-            report.add(terms_path, at("level"), f"unknown level '{term['level']}'", f"use one of: {', '.join(levels)}")
-        for other in term.get("related") or []:
-            if other not in terms:
-                report.add(terms_path, at("related"), f"related term '{other}' does not exist", "use the slug of an existing entry")
-        for sid in term.get("sources") or []:
-            if sid not in sources:
-                report.add(terms_path, at("sources"), f"source '{sid}' is not in termbase/sources.yml", "add it there with title and url")
-        for block in term.get("code") or []:
-            for ref in block:
-                missing = snippet_section_exists(ref)
-                if missing:
-                    report.add(terms_path, at("code"), missing, "create it, or fix the reference `file.py:section`")
-        if term.get("figure"):
-            fig = DOCS / "assets" / "figures" / f"{term['figure']}.svg"
-            if not fig.is_file():
-                report.add(terms_path, at("figure"), f"figure {fig.relative_to(ROOT)} does not exist",
-                           "draw it with `python -m termbase figures` or remove `figure:`")
-        for lang in LANGS:
-            local = term.get(lang)
-            if not isinstance(local, dict):
-                report.add(terms_path, at(), f"entry '{slug}' has no '{lang}' record", f"add `{lang}:` with term and short")
-                continue
-            for field in sorted(LOCAL_REQUIRED - local.keys()):
-                report.add(terms_path, at(lang), f"entry '{slug}' lacks '{lang}.{field}'", f"add `{field}:` under `{lang}:`")
-            if term.get("figure") and not local.get("figure_alt"):
-                report.add(terms_path, at(lang), f"entry '{slug}' has a figure but no '{lang}.figure_alt'",
-                           "describe the picture in that language")
-            name = str(local.get("term", "")).lower()
-            if name and name in seen[lang]:
-                report.add(terms_path, at(lang, "term"), f"term '{name}' ({lang}) is used by '{seen[lang][name]}' too",
-                           "terms must be unique per language")
-            seen[lang][name] = slug
-            for field, value in local.items():
-                if PLACEHOLDER.search(str(value)):
-                    report.add(terms_path, at(lang, field), f"'{slug}.{lang}.{field}' is still a placeholder", "write it")
-    return terms
+        if not isinstance(record, dict):
+            report.add(path, 1, "the record is not a mapping", "see termbase/terms/README.md for the layout")
+            continue
+        records[path.stem] = (path, record, lines)
+    seen = {lang: {} for lang in LANGS}
+    for slug, (path, term, lines) in records.items():
+        _check_record(slug, path, term, lines, records, sources, seen, report)
+    return {slug: record for slug, (_, record, _) in records.items()}
+
+
+def _check_record(slug, path, term, lines, records, sources, seen, report):
+    categories, levels = ui()["categories"], ui()["levels"]
+
+    def at(*keys):
+        return lines.get(keys, 1)
+
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug):
+        report.add(path, 1, f"slug '{slug}' is not lowercase-with-hyphens", "rename the file, e.g. 'causal-mask.yml'")
+    for field in sorted(REQUIRED - term.keys()):
+        report.add(path, 1, f"field '{field}' is missing", f"add `{field}:` (see termbase/terms/README.md)")
+    if "category" in term and term["category"] not in categories:
+        report.add(path, at("category"), f"unknown category '{term['category']}'", f"use one of: {', '.join(categories)}")
+    if "level" in term and term["level"] not in levels:
+        report.add(path, at("level"), f"unknown level '{term['level']}'", f"use one of: {', '.join(levels)}")
+    for other in term.get("related") or []:
+        if other not in records:
+            report.add(path, at("related"), f"related term '{other}' does not exist", "use the slug of an existing entry")
+    for sid in term.get("sources") or []:
+        if sid not in sources:
+            report.add(path, at("sources"), f"source '{sid}' is not in termbase/sources.yml", "add it there with title and url")
+    for block in term.get("code") or []:
+        for ref in block:
+            missing = snippet_section_exists(ref)
+            if missing:
+                report.add(path, at("code"), missing, "create it, or fix the reference `file.py:section`")
+    if term.get("figure"):
+        fig = DOCS / "assets" / "figures" / f"{term['figure']}.svg"
+        if not fig.is_file():
+            report.add(path, at("figure"), f"figure {fig.relative_to(ROOT)} does not exist",
+                       "draw it with `python -m termbase figures` or remove `figure:`")
+    for lang in LANGS:
+        local = term.get(lang)
+        if not isinstance(local, dict):
+            report.add(path, 1, f"no '{lang}' record", f"add `{lang}:` with term and short")
+            continue
+        for field in sorted(LOCAL_REQUIRED - local.keys()):
+            report.add(path, at(lang), f"'{lang}.{field}' is missing", f"add `{field}:` under `{lang}:`")
+        if term.get("figure") and not local.get("figure_alt"):
+            report.add(path, at(lang), f"a figure but no '{lang}.figure_alt'", "describe the picture in that language")
+        name = str(local.get("term", "")).lower()
+        if name and name in seen[lang]:
+            report.add(path, at(lang, "term"), f"term '{name}' ({lang}) is also the term of '{seen[lang][name]}'",
+                       "terms must be unique per language")
+        seen[lang][name] = slug
+        for field, value in local.items():
+            if PLACEHOLDER.search(str(value)):
+                report.add(path, at(lang, field), f"'{lang}.{field}' is still a placeholder", "write it")
 
 
 def _headings(lines):
@@ -231,6 +239,10 @@ def check_entry_structure(slug: str, files: dict[str, Path], page_lines: dict, r
 
 
 def check_snippet_tests(report: Report):
+    for path in sorted([*(ROOT / "snippets").glob("*.py"), *(ROOT / "tests").glob("test_*.py")]):
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if PLACEHOLDER.search(line):
+                report.add(path, number, "unfilled placeholder from `termbase new`", "replace it with real code")
     for module in sorted((ROOT / "snippets").glob("*.py")):
         if module.name == "__init__.py":
             continue
@@ -266,7 +278,7 @@ def run() -> Report:
     for slug in terms:
         neutral = f"glossary/{slug}.md"
         if neutral not in groups:
-            report.add(PACKAGE / "terms.yml", 1, f"entry '{slug}' has no pages",
+            report.add(PACKAGE / "terms" / f"{slug}.yml", 1, f"entry '{slug}' has no pages",
                        f"run `python -m termbase new {slug}` or add docs/{neutral[:-3]}.<lang>.md")
             continue
         check_entry_structure(slug, groups[neutral], {lang: page_lines[(neutral, lang)] for lang in groups[neutral]},
@@ -275,5 +287,5 @@ def run() -> Report:
         match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", neutral)
         if match and match.group(1) != "index" and match.group(1) not in terms:
             report.add(next(iter(groups[neutral].values())), 1, f"page for '{match.group(1)}' has no term-base record",
-                       "add it to termbase/terms.yml (or run `python -m termbase new`)")
+                       "add termbase/terms/<slug>.yml (or run `python -m termbase new`)")
     return report

@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # MkDocs adds o
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
-from termbase import check, i18n, mathml, render, tooltips  # noqa: E402
+from termbase import check, export, i18n, mathml, model, render, status, tooltips  # noqa: E402
+from mkdocs.structure.files import File  # noqa: E402
 
 _top_level_site_dir: list[str] = []
 _command: list[str] = []
@@ -27,6 +28,8 @@ def on_startup(command, dirty):
 
 @event_priority(100)  # before the search plugin reads the theme language
 def on_config(config):
+    model.forget()
+    status.forget()
     i18n.configure(config)
     if i18n.current_lang(config) == i18n.DEFAULT_LANG:
         _top_level_site_dir[:] = [config.site_dir]
@@ -46,12 +49,17 @@ def on_pre_build(config):
 
 
 def on_files(files, config):
-    return i18n.localize_files(files, config)
+    files = i18n.localize_files(files, config)
+    for fmt in export.FORMATS:  # the term base for translators, at every language root
+        files.append(File.generated(config, f"termbase.{fmt}", content=export.render(fmt)))
+    return files
 
 
 def on_page_markdown(markdown, page, config, files):
     slug = render.entry_slug(page.file.src_uri)
-    return render.expand(markdown, slug, i18n.current_lang(config))
+    lang = i18n.current_lang(config)
+    notice = render.outdated_notice(page.file.src_uri, lang, i18n.site_root(config) + page.url)
+    return notice + render.expand(markdown, slug, lang)
 
 
 def on_page_content(html, page, config, files):

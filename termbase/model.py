@@ -1,4 +1,4 @@
-"""Loads the term base (terms.yml), the sources and the interface strings, once per process."""
+"""Loads the term base (termbase/terms/*.yml), the sources and the interface strings."""
 
 from __future__ import annotations
 
@@ -23,25 +23,36 @@ def load_yaml(path: Path):
 
 
 @functools.lru_cache(maxsize=None)
-def _cached(path: str, mtime: float):
-    return load_yaml(Path(path))
-
-
 def cached_yaml(path: Path):
-    """Parsed YAML, re-read only when the file changes (mkdocs serve rebuilds often)."""
-    return _cached(str(path), path.stat().st_mtime)
+    """Parsed YAML, read once per build: the hooks call `forget()` when a build starts."""
+    return load_yaml(path)
 
 
 def ui() -> dict:
     return cached_yaml(PACKAGE / "ui.yml")
 
 
-def terms() -> dict:
-    return cached_yaml(PACKAGE / "terms.yml") or {}
-
-
 def sources() -> dict:
     return cached_yaml(PACKAGE / "sources.yml") or {}
+
+
+TERMS_DIR = PACKAGE / "terms"
+
+
+def term_files() -> list[Path]:
+    return sorted(TERMS_DIR.glob("*.yml"))
+
+
+@functools.lru_cache(maxsize=None)
+def terms() -> dict:
+    """slug -> record, from termbase/terms/<slug>.yml."""
+    return {path.stem: cached_yaml(path) or {} for path in term_files()}
+
+
+def forget() -> None:
+    """Drop what was read, so that `mkdocs serve` rebuilds see edited YAML."""
+    cached_yaml.cache_clear()
+    terms.cache_clear()
 
 
 def t(key: str, lang: str, group: str = "labels") -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from termbase.model import LANGS, sources, t, terms, torch_version, ui
+from termbase import status
+from termbase.model import DEFAULT_LANG, LANGS, sources, t, terms, torch_version, ui
 
 MARKER = re.compile(r"^\{\{ (\w+) \}\}$", re.M)
 
@@ -41,6 +42,8 @@ def summary(slug, lang):
         facts.append(f"**{t('synonyms', lang)}:** " + ", ".join(local["synonyms"]))
     if local.get("avoid"):
         facts.append(f"**{t('avoid', lang)}:** " + ", ".join(f"~~{w}~~" for w in local["avoid"]))
+    if local.get("english_kept"):
+        facts.append(f"*{t('english_kept', lang)}*")
     lines += [f"    {fact}  " for fact in facts]
     return "\n".join(lines)
 
@@ -94,7 +97,39 @@ def glossary_index(slug, lang):
     return "\n".join(rows)
 
 
+def translation_status(slug, lang):
+    """Coverage per language, then every page whose translation lags its English source."""
+    head = f"| {t('language', lang)} | {t('translated', lang)} | {t('outdated_count', lang)} |\n|---|---|---|"
+    rows = [
+        f"| {ui()['language_name'][other]} | {n['translated']} / {n['pages']} | {n['outdated']} |"
+        for other, n in status.summary().items()
+    ]
+    lagging = [s for s in status.page_statuses_cached() if s.outdated or not s.exists]
+    listing = "\n".join(
+        f"- {ui()['language_name'][s.lang]}: `{s.page}` "
+        + (f"({t('outdated_count', lang).lower()})" if s.exists else f"({t('missing', lang)})")
+        for s in lagging
+    ) or t("all_current", lang)
+    return "\n".join([head, *rows]) + "\n\n" + listing
+
+
+def outdated_notice(page_path: str, lang: str, english_url: str) -> str:
+    """A notice on top of a translation older than its English source, or ''."""
+    if lang == DEFAULT_LANG or not status.is_outdated(page_path, lang):
+        return ""
+    return f'!!! warning "{t("outdated", lang)}"\n\n    [{t("outdated_link", lang)}]({english_url})\n\n'
+
+
+def exports(slug, lang):
+    """Links to the term base in the three exchange formats, published at the site root."""
+    root = "../" * 1  # the glossary index sits one level below its language root
+    return " · ".join(f"[{label}]({root}termbase.{fmt})" for fmt, label in
+                      (("tbx", "TBX (ISO 30042)"), ("csv", "CSV"), ("json", "JSON")))
+
+
 RENDERERS = {
+    "translation_status": translation_status,
+    "exports": exports,
     "summary": summary,
     "formula": formula,
     "code": code,

@@ -1,0 +1,182 @@
+"""Contributing: every kind of broken contribution is one clear line and a failed build that
+leaves nothing behind; `new` scaffolds what `check` then demands; exports parse."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from termbase import export
+from termbase.model import LANGS, terms
+from tests.site.sitetools import build_env, copy_project, mkdocs_build
+
+ENTRY = "multi-head-attention"
+
+
+def termbase_cli(project, *args):
+    return subprocess.run([sys.executable, "-m", "termbase", *args], cwd=project,
+                          capture_output=True, text=True, env=build_env())
+
+
+def edit(path, old, new):
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def prepend(path, text):
+    path.write_text(text + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+# (what breaks, how to break it, the line the checker must print)
+BROKEN = {
+    "missing translation": (lambda p: (p / f"docs/glossary/{ENTRY}.da.md").unlink(),
+                            f"docs/glossary/{ENTRY}.en.md:1: no da translation of glossary/{ENTRY}.md - add docs/glossary/{ENTRY}.da.md"),
+    "missing field": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate\n", ""),
+                      f"termbase/terms/{ENTRY}.yml:1: field 'level' is missing - add `level:`"),
+    "missing local field": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "  short: Flere", "  kort: Flere"),
+                            "'da.short' is missing - add `short:` under `da:`"),
+    "invalid front matter": (lambda p: prepend(p / "docs/index.da.md", "---\ntitle: [unclosed\n---\n"),
+                             "docs/index.da.md:1: invalid front matter"),
+    "invalid YAML": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate", "level: [intermediate"),
+                     f"termbase/terms/{ENTRY}.yml:"),
+    "unknown category": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
+                         f"termbase/terms/{ENTRY}.yml:2: unknown category 'magic' - use one of: fundamentals"),
+    "unknown level": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate", "level: expert"),
+                      f"termbase/terms/{ENTRY}.yml:3: unknown level 'expert' - use one of: beginner"),
+    "missing snippet file": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "snippets/multi_head_attention.py:demo",
+                                            "snippets/nowhere.py:demo"),
+                             "snippet file snippets/nowhere.py does not exist - create it"),
+    "missing snippet section": (lambda p: edit(p / "snippets/multi_head_attention.py", "[start:demo]", "[start:example]"),
+                                "section 'demo' is not marked in snippets/multi_head_attention.py"),
+    "snippet without tests": (lambda p: (p / "snippets/orphan.py").write_text("import torch\n", encoding="utf-8"),
+                              "snippets/orphan.py:1: snippet module has no test (tests/test_orphan.py is missing)"),
+    "broken link": (lambda p: edit(p / "docs/index.es.md", "(glossary/index.md)", "(glossary/nowhere.md)"),
+                    "docs/index.es.md:9: link to 'glossary/nowhere.md' leads to no page - link to an existing page"),
+    "broken related term": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "related: [", "related: [no-such-term, "),
+                            f"termbase/terms/{ENTRY}.yml:4: related term 'no-such-term' does not exist"),
+    "duplicate term": (lambda p: (p / "termbase/terms/mha-copy.yml").write_text(
+                           (p / f"termbase/terms/{ENTRY}.yml").read_text(encoding="utf-8"), encoding="utf-8"),
+                       "term 'atención multicabeza' (es) is also the term of"),
+    "bad slug": (lambda p: (p / f"termbase/terms/{ENTRY}.yml").rename(p / "termbase/terms/Multi_Head.yml"),
+                 "termbase/terms/Multi_Head.yml:1: slug 'Multi_Head' is not lowercase-with-hyphens"),
+    "inline python": (lambda p: edit(p / "docs/index.da.md", "\n- [Ordliste]", "\n```python\nprint('hej')\n```\n\n- [Ordliste]"),
+                      "Python written inline in a page - move the code into a module under snippets/"),
+    "not UTF-8": (lambda p: (p / "docs/index.da.md").write_bytes("# Forside på dansk\n".encode("latin-1")),
+                  "docs/index.da.md:1: not UTF-8 (invalid continuation byte at byte 11) - save the file as UTF-8"),
+    "source without URL": (lambda p: edit(p / "termbase/sources.yml", "url: https://arxiv.org/abs/1706.03762", "url: arxiv 1706.03762"),
+                           "termbase/sources.yml:2: source 'vaswani2017' has no https URL"),
+    "unknown section": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Origen", "## Historia"),
+                        f"unknown section 'Historia'"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN))
+def test_broken_contribution_is_a_clear_error_and_a_failed_build(kind, tmp_path):
+    project = copy_project(tmp_path / "project")
+    breaker, expected = BROKEN[kind]
+    breaker(project)
+    result = termbase_cli(project, "check")
+    assert result.returncode == 1, result.stdout
+    assert expected in result.stdout, result.stdout
+    for line in result.stdout.splitlines()[:-1]:
+        path_and_line, _, rest = line.partition(": ")
+        assert path_and_line.rsplit(":", 1)[1].isdigit() and " - " in rest, line
+    site = tmp_path / "site"
+    built = mkdocs_build(project, site)
+    assert built.returncode != 0
+    assert expected in built.stdout + built.stderr
+    assert not site.exists(), "a failed build must leave no site for a deploy to pick up"
+
+
+def test_new_scaffolds_every_file_and_check_rejects_the_placeholders(tmp_path):
+    project = copy_project(tmp_path / "project")
+    result = termbase_cli(project, "new", "key-padding")
+    assert result.returncode == 0, result.stderr
+    for path in ["termbase/terms/key-padding.yml", "snippets/key_padding.py", "tests/test_key_padding.py",
+                 *[f"docs/glossary/key-padding.{lang}.md" for lang in LANGS]]:
+        assert (project / path).is_file(), path
+        assert path in result.stdout
+    da = (project / "docs/glossary/key-padding.da.md").read_text(encoding="utf-8")
+    assert "## Betydninger" in da and "## Kilder" in da and "{{ code }}" in da
+    checked = termbase_cli(project, "check")
+    assert checked.returncode == 1
+    assert "docs/glossary/key-padding.es.md:5: unfilled placeholder from `termbase new`" in checked.stdout
+    assert "tests/test_key_padding.py:" in checked.stdout and "unknown category" in checked.stdout
+    again = termbase_cli(project, "new", "key-padding")
+    assert again.returncode == 2 and "already exists" in again.stderr
+    bad = termbase_cli(project, "new", "Key Padding")
+    assert bad.returncode == 2 and "lowercase words joined by hyphens" in bad.stderr
+
+
+def test_exports_parse_with_one_concept_per_entry():
+    tbx = ET.fromstring(export.to_tbx().encode("utf-8"))
+    ns = {"t": "urn:iso:std:iso:30042:ed-2"}
+    assert tbx.tag == "{urn:iso:std:iso:30042:ed-2}tbx" and tbx.get("type") == "TBX-Basic"
+    concepts = tbx.findall("t:text/t:body/t:conceptEntry", ns)
+    assert sorted(c.get("id") for c in concepts) == sorted(terms())
+    ids = {c.get("id") for c in concepts}
+    for concept in concepts:
+        langs = [s.get("{http://www.w3.org/XML/1998/namespace}lang") for s in concept.findall("t:langSec", ns)]
+        assert langs == list(LANGS)
+        for ref in concept.findall("t:ref", ns):
+            assert ref.get("target") in ids
+        for sec in concept.findall("t:langSec", ns):
+            statuses = [n.text for n in sec.findall("t:termSec/t:termNote[@type='administrativeStatus']", ns)]
+            assert statuses[0] == "preferredTerm-admn-sts"
+    mha = {s.get("{http://www.w3.org/XML/1998/namespace}lang"): s for s in
+           tbx.find("t:text/t:body/t:conceptEntry[@id='multi-head-attention']", ns).findall("t:langSec", ns)}
+    es_terms = {sec.findtext("t:term", namespaces=ns): sec.find("t:termNote[@type='administrativeStatus']", ns).text
+                for sec in mha["es"].findall("t:termSec", ns)}
+    assert es_terms["atención multicabeza"] == "preferredTerm-admn-sts"
+    assert es_terms["atención multicabezal"] == "deprecatedTerm-admn-sts"
+    rows = list(csv.DictReader(io.StringIO(export.to_csv())))
+    assert len(rows) == len(terms()) and {"term_en", "term_es", "term_da", "definition_da"} <= set(rows[0])
+    data = json.loads(export.to_json())
+    assert [c["id"] for c in data["concepts"]] == sorted(terms())
+
+
+def test_exports_are_published_and_linked(built_site):
+    site, _ = built_site
+    assert ET.parse(site / "termbase.tbx").getroot().tag.endswith("tbx")
+    assert json.loads((site / "termbase.json").read_text(encoding="utf-8"))["concepts"]
+    assert (site / "termbase.csv").read_text(encoding="utf-8").startswith("id,category,level")
+    for lang in LANGS:
+        prefix = "" if lang == "en" else f"{lang}/"
+        index = (site / prefix / "glossary" / "index.html").read_text(encoding="utf-8")
+        assert 'href="../termbase.tbx"' in index and 'href="../termbase.csv"' in index
+
+
+def _git(project, *args, when):
+    env = build_env(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, env=env)
+
+
+def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
+    project = copy_project(tmp_path / "project")
+    _git(project, "init", "-q", when="2026-01-01T00:00:00")
+    _git(project, "add", "-A", when="2026-01-01T00:00:00")
+    _git(project, "commit", "-qm", "all", when="2026-01-01T00:00:00")
+    edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA new English sentence.\n")
+    _git(project, "commit", "-qam", "English changed", when="2026-02-01T00:00:00")
+    status = termbase_cli(project, "status")
+    assert f"es: glossary/{ENTRY}.md outdated" in status.stdout and f"da: glossary/{ENTRY}.md outdated" in status.stdout
+    assert "Dansk" in status.stdout and "1 outdated" in status.stdout
+    site = tmp_path / "site"
+    built = mkdocs_build(project, site)
+    assert built.returncode == 0, built.stdout + built.stderr
+    da = (site / "da/glossary" / ENTRY / "index.html").read_text(encoding="utf-8")
+    assert "Denne oversættelse er ældre end den seneste ændring af den engelske original." in da
+    assert f'href="/glossary/{ENTRY}/"' in da
+    en = (site / "glossary" / ENTRY / "index.html").read_text(encoding="utf-8")
+    assert "admonition warning" not in en
+    fresh = (site / "da/index.html").read_text(encoding="utf-8")
+    assert "ældre end den seneste" not in fresh
+    status_page = (site / "es/status/index.html").read_text(encoding="utf-8")
+    assert f"glossary/{ENTRY}.md" in status_page and "Desactualizadas" in status_page
