@@ -40,16 +40,18 @@ class MultiHeadAttention(nn.Module):
         # view, then transpose: (B, T, h, d_k) -> (B, h, T, d_k)
         return x.view(b, t, self.h, self.d_k).transpose(1, 2)
 
+    def merge_heads(self, heads):
+        b, _, t, _ = heads.shape  # (B, h, T, d_k)
+        # Concatenate the heads: (B, h, T, d_k) -> (B, T, h * d_k); reshape copies
+        # because the transposed tensor is not contiguous (.view would raise).
+        return heads.transpose(1, 2).reshape(b, t, self.h * self.d_k)
+
     def forward(self, query, key, value, attend=None):
         q = self.split_heads(self.w_q(query))  # (B, h, L, d_k)
         k = self.split_heads(self.w_k(key))  # (B, h, S, d_k)
         v = self.split_heads(self.w_v(value))  # (B, h, S, d_k)
         heads = scaled_dot_product_attention(q, k, v, attend)  # (B, h, L, d_k)
-        b, _, length, _ = heads.shape
-        # Concatenate the heads: (B, h, L, d_k) -> (B, L, h * d_k); reshape copies
-        # because the transposed tensor is not contiguous (.view would raise).
-        concat = heads.transpose(1, 2).reshape(b, length, self.h * self.d_k)
-        return self.w_o(concat)  # (B, L, d_model)
+        return self.w_o(self.merge_heads(heads))  # (B, L, d_model)
 # --8<-- [end:code]
 
 

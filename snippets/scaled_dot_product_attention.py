@@ -99,7 +99,9 @@ if __name__ == "__main__":
     ours = scaled_dot_product_attention(q, k, v, attend)
     print("padding mask passed as-is, matches truth:", torch.allclose(wrong, truth, atol=1e-6))
     print("max abs error of the wrong convention:", f"{(wrong - truth).abs().max():.3f}")
-    print("converted with ignore_to_attend, matches truth:", torch.allclose(right, truth, atol=1e-6))
+    same = torch.allclose(right, truth, atol=1e-6)
+    print("converted with ignore_to_attend, matches truth:", same)
     print("ours matches truth:", torch.allclose(ours, truth, atol=1e-6))
-    print("round trip is the identity:", torch.equal(attend_to_ignore(ignore_to_attend(padding)), padding))
+    round_trip = attend_to_ignore(ignore_to_attend(padding))
+    print("round trip is the identity:", torch.equal(round_trip, padding))
 # --8<-- [end:mask_conventions_demo]

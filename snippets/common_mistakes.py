@@ -1,0 +1,301 @@
+"""Common mistakes in attention code: each WRONG block runs and prints its symptom,
+each FIXED block prints the verified result. Sections come in pairs <name>_wrong/<name>_fixed.
+"""
+
+from snippets.masks import masked_attention  # used by fully_masked_fixed
+
+MISTAKES = [
+    "missing_import",
+    "half_mask",
+    "mask_convention",
+    "view_transpose",
+    "softmax_dim",
+    "missing_scale",
+    "eval_dropout",
+    "fully_masked",
+]
+
+BLOCKS = {}
+for _name in MISTAKES:
+    for _kind in ("wrong", "fixed"):
+        BLOCKS[f"{_name}_{_kind}"] = [f"snippets/common_mistakes.py:{_name}_{_kind}"]
+# The fixed version of fully masked rows reuses masks.py's masked_attention.
+BLOCKS["fully_masked_fixed"].insert(0, "snippets/masks.py:code")
+
+
+# --8<-- [start:missing_import_wrong]
+if __name__ == "__main__":
+    # A snippet copied without its import line, run the way a reader runs it: in a fresh
+    # namespace where nothing has been imported yet.
+    program = """
+x = torch.randn(2, 3)
+print(x.shape)
+"""
+    try:
+        exec(program, {})
+    except NameError as err:
+        print("NameError:", err)
+# --8<-- [end:missing_import_wrong]
+
+
+# --8<-- [start:missing_import_fixed]
+if __name__ == "__main__":
+    # Every block on this site starts with its imports, so it runs in an empty namespace.
+    program = """
+import torch
+
+x = torch.randn(2, 3)
+print("shape:", tuple(x.shape))
+"""
+    exec(program, {})
+# --8<-- [end:missing_import_fixed]
+
+
+# --8<-- [start:half_mask_wrong]
+if __name__ == "__main__":
+    import torch
+
+    scores = torch.randn(3, 4, dtype=torch.float16)  # (L, S) in half precision
+    padding = torch.tensor([False, False, True, True])  # True = padded key
+    try:
+        scores = scores.masked_fill(padding, -1e9)  # float16 stops at 65504
+        print("no error")
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+# --8<-- [end:half_mask_wrong]
+
+
+# --8<-- [start:half_mask_fixed]
+if __name__ == "__main__":
+    import torch
+
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        scores = torch.randn(3, 4, dtype=dtype)  # (L, S)
+        padding = torch.tensor([False, False, True, True])  # True = padded key
+        # The most negative finite number of this dtype: representable by construction.
+        weights = torch.softmax(scores.masked_fill(padding, torch.finfo(dtype).min), dim=-1)
+        print(
+            dtype,
+            "finite:", bool(weights.isfinite().all()),
+            "weight on padding:", weights[:, 2:].abs().max().item(),
+            "rows sum to 1:", torch.allclose(weights.float().sum(-1), torch.ones(3), atol=1e-2),
+        )
+# --8<-- [end:half_mask_fixed]
+
+
+# --8<-- [start:mask_convention_wrong]
+if __name__ == "__main__":
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 2, 4, 8).unbind(0)  # (batch, heads, L = S = 4, d_k)
+    padding = torch.tensor([[False, False, False, True]])  # key_padding_mask: True = ignore
+    truth = F.scaled_dot_product_attention(q, k[:, :, :3], v[:, :, :3])  # padded key removed
+
+    # SDPA reads True as "attend": this attends to the padding ONLY. No error, no warning.
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=padding[:, None, None, :])
+    print("matches attention without the padded key:", torch.allclose(out, truth, atol=1e-6))
+    print("max abs error:", round((out - truth).abs().max().item(), 3))
+# --8<-- [end:mask_convention_wrong]
+
+
+# --8<-- [start:mask_convention_fixed]
+if __name__ == "__main__":
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 2, 4, 8).unbind(0)  # (batch, heads, L = S = 4, d_k)
+    padding = torch.tensor([[False, False, False, True]])  # key_padding_mask: True = ignore
+    truth = F.scaled_dot_product_attention(q, k[:, :, :3], v[:, :, :3])  # padded key removed
+
+    attend = ~padding[:, None, None, :]  # invert: SDPA wants True = attend, (batch, 1, 1, S)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+    print("matches attention without the padded key:", torch.allclose(out, truth, atol=1e-6))
+# --8<-- [end:mask_convention_fixed]
+
+
+# --8<-- [start:view_transpose_wrong]
+if __name__ == "__main__":
+    import torch
+
+    torch.manual_seed(0)
+    B, T, h, d_k = 2, 5, 4, 3
+    x = torch.randn(B, T, h * d_k)  # a fused projection's output; head i = features i*d_k..
+
+    # Symptom 1: splitting with .view alone has the right shape and silently mixes tokens.
+    wrong = x.view(B, h, T, d_k)
+    print("shape looks right:", tuple(wrong.shape))
+    print("head 0 holds head 0's features:", torch.equal(wrong[:, 0], x[:, :, :d_k]))
+
+    # Symptom 2: merging heads with .view after .transpose raises (not contiguous).
+    heads = torch.randn(B, h, T, d_k)  # what attention returns per head
+    try:
+        heads.transpose(1, 2).view(B, T, h * d_k)
+    except RuntimeError as err:
+        print("RuntimeError:", str(err).split(".")[0])
+# --8<-- [end:view_transpose_wrong]
+
+
+# --8<-- [start:view_transpose_fixed]
+if __name__ == "__main__":
+    import torch
+
+    torch.manual_seed(0)
+    B, T, h, d_k = 2, 5, 4, 3
+    x = torch.randn(B, T, h * d_k)  # a fused projection's output; head i = features i*d_k..
+
+    heads = x.view(B, T, h, d_k).transpose(1, 2)  # split: view to (B, T, h, d_k), then swap
+    print("head 0 holds head 0's features:", torch.equal(heads[:, 0], x[:, :, :d_k]))
+    out = heads * 2.0  # stands in for attention's per-head output: a new (B, h, T, d_k) tensor
+    merged = out.transpose(1, 2).reshape(B, T, h * d_k)  # reshape copies when it must
+    print("merged heads line up with the input:", torch.equal(merged, x * 2.0))
+# --8<-- [end:view_transpose_fixed]
+
+
+# --8<-- [start:softmax_dim_wrong]
+if __name__ == "__main__":
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 8).unbind(0)  # (batch, L = S = 4, d_k)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)  # (batch, L, S)
+    weights = torch.softmax(scores, dim=-2)  # normalises over the QUERIES
+    print("row sums:", [round(s, 3) for s in weights.sum(dim=-1)[0].tolist()])
+    ref = F.scaled_dot_product_attention(q, k, v)
+    print("matches F.scaled_dot_product_attention:", torch.allclose(weights @ v, ref, atol=1e-6))
+# --8<-- [end:softmax_dim_wrong]
+
+
+# --8<-- [start:softmax_dim_fixed]
+if __name__ == "__main__":
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 8).unbind(0)  # (batch, L = S = 4, d_k)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)  # (batch, L, S)
+    weights = torch.softmax(scores, dim=-1)  # over the keys: each query's row sums to 1
+    print("row sums:", [round(s, 3) for s in weights.sum(dim=-1)[0].tolist()])
+    ref = F.scaled_dot_product_attention(q, k, v)
+    print("matches F.scaled_dot_product_attention:", torch.allclose(weights @ v, ref, atol=1e-6))
+# --8<-- [end:softmax_dim_fixed]
+
+
+# --8<-- [start:missing_scale_wrong]
+if __name__ == "__main__":
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 64).unbind(0)  # (batch, L = S = 4, d_k = 64)
+    weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)  # scores grow like sqrt(d_k)
+    print("largest weight per query:", [round(w, 3) for w in weights.amax(dim=-1)[0].tolist()])
+    ref = F.scaled_dot_product_attention(q, k, v)
+    print("matches F.scaled_dot_product_attention:", torch.allclose(weights @ v, ref, atol=1e-6))
+# --8<-- [end:missing_scale_wrong]
+
+
+# --8<-- [start:missing_scale_fixed]
+if __name__ == "__main__":
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 64).unbind(0)  # (batch, L = S = 4, d_k = 64)
+    # Dividing by sqrt(d_k) brings the scores back to unit variance: the softmax stays soft.
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(64), dim=-1)
+    print("largest weight per query:", [round(w, 3) for w in weights.amax(dim=-1)[0].tolist()])
+    ref = F.scaled_dot_product_attention(q, k, v)
+    print("matches F.scaled_dot_product_attention:", torch.allclose(weights @ v, ref, atol=1e-6))
+# --8<-- [end:missing_scale_fixed]
+
+
+# --8<-- [start:eval_dropout_wrong]
+if __name__ == "__main__":
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class Attention(nn.Module):
+        def __init__(self, dropout=0.1):
+            super().__init__()
+            self.dropout = dropout
+
+        def forward(self, q, k, v):
+            # A plain float: .eval() cannot switch it off, and SDPA applies it whenever > 0.
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout)
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 8).unbind(0)
+    model = Attention().eval()
+    first, second = model(q, k, v), model(q, k, v)
+    print("eval mode, two calls give the same output:", torch.equal(first, second))
+    no_dropout = F.scaled_dot_product_attention(q, k, v)
+    print("equals attention without dropout:", torch.allclose(first, no_dropout, atol=1e-6))
+# --8<-- [end:eval_dropout_wrong]
+
+
+# --8<-- [start:eval_dropout_fixed]
+if __name__ == "__main__":
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class Attention(nn.Module):
+        def __init__(self, dropout=0.1):
+            super().__init__()
+            self.dropout = dropout
+
+        def forward(self, q, k, v):
+            # Dropout only while training: nn.Module keeps self.training for exactly this.
+            p = self.dropout if self.training else 0.0
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 4, 8).unbind(0)
+    model = Attention().eval()
+    first, second = model(q, k, v), model(q, k, v)
+    print("eval mode, two calls give the same output:", torch.equal(first, second))
+    no_dropout = F.scaled_dot_product_attention(q, k, v)
+    print("equals attention without dropout:", torch.allclose(first, no_dropout, atol=1e-6))
+# --8<-- [end:eval_dropout_fixed]
+
+
+# --8<-- [start:fully_masked_wrong]
+if __name__ == "__main__":
+    import math
+
+    import torch
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 3, 4).unbind(0)  # (L = S = 3, d_k)
+    attend = torch.tensor([[0, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)  # query 0: no key
+    scores = (q @ k.T / math.sqrt(4)).masked_fill(~attend, float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v  # softmax of a row of -inf: 0 / 0
+    print("output of query 0:", out[0].tolist())
+    print("NaN in output:", bool(out.isnan().any()))
+# --8<-- [end:fully_masked_wrong]
+
+
+# --8<-- [start:fully_masked_fixed]
+if __name__ == "__main__":
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 3, 4).unbind(0)  # (L = S = 3, d_k)
+    attend = torch.tensor([[0, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)  # query 0: no key
+    out = masked_attention(q, k, v, attend)  # finite fill value, then zero rows with no key
+    print("output of query 0:", out[0].tolist())
+    print("NaN in output:", bool(out.isnan().any()))
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+    print("matches F.scaled_dot_product_attention:", torch.allclose(out, ref, atol=1e-6))
+# --8<-- [end:fully_masked_fixed]

@@ -1,0 +1,91 @@
+"""snippets/attention_weights.py against nn.MultiheadAttention's need_weights."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+import snippets.attention_weights as mod
+from snippets.attention_weights import attention_weights, multi_head_attention_weights
+from snippets.multi_head_attention import MultiHeadAttention
+from snippets.torch_mha_weights import load_into_torch
+from tests import snippet_blocks as sb
+
+BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
+EXPECTED_OUTPUT = {
+    "demo": [
+        "per-head weights shape: (2, 4, 5, 5)",
+        "averaged weights shape: (2, 5, 5)",
+        "per-head match nn.MultiheadAttention: True",
+        "averaged match nn.MultiheadAttention: True",
+        "rows sum to 1: True",
+    ]
+}
+PROPERTY_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
+
+
+def test_layout():
+    sb.check_module_layout(mod)
+    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
+
+
+@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
+def test_block_runs_from_empty_dir(block):
+    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+
+
+@PROPERTY_SETTINGS
+@given(
+    batch=st.integers(1, 3),
+    length=st.integers(1, 5),
+    source=st.integers(1, 5),
+    heads=st.sampled_from([1, 2, 4]),
+    kdim=st.sampled_from([None, 3]),
+    batch_first=st.booleans(),
+    average=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_property_matches_need_weights(batch, length, source, heads, kdim, batch_first, average, seed):
+    torch.manual_seed(seed)
+    d_model = 2 * heads
+    ours = MultiHeadAttention(d_model, heads, kdim, kdim).double()
+    theirs = nn.MultiheadAttention(
+        d_model, heads, kdim=kdim, vdim=kdim, batch_first=batch_first, dtype=torch.float64
+    )
+    load_into_torch(ours, theirs).eval()  # in training mode the returned weights are after dropout
+    query = torch.randn(batch, length, d_model, dtype=torch.float64)
+    memory = torch.randn(batch, source, kdim or d_model, dtype=torch.float64)
+    lengths = torch.randint(1, source + 1, (batch,))
+    padding = torch.arange(source)[None, :] >= lengths[:, None]
+    args = (query, memory, memory) if batch_first else tuple(t.transpose(0, 1) for t in (query, memory, memory))
+    _, expected = theirs(*args, key_padding_mask=padding, average_attn_weights=average)
+    weights = multi_head_attention_weights(ours, query, memory, ~padding[:, None, None, :], average)
+    assert weights.shape == ((batch, length, source) if average else (batch, heads, length, source))
+    sb.assert_close(weights, expected)
+    sb.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1], dtype=torch.float64))
+    padded = padding[:, None, :] if average else padding[:, None, None, :]
+    assert (weights.masked_select(padded.expand_as(weights)) == 0).all()  # padding gets no weight
+
+
+def test_weights_times_values_is_attention():
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = torch.randn(3, 2, 4, 8, generator=gen, dtype=torch.float64).unbind(0)
+    attend = torch.ones(4, 4, dtype=torch.bool).tril()
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+    sb.assert_close(attention_weights(q, k, attend) @ v, out)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_masked_weights_are_finite(dtype):
+    gen = torch.Generator().manual_seed(2)
+    q, k = torch.randn(2, 3, 5, 8, generator=gen).unbind(0)
+    attend = torch.ones(5, 5, dtype=torch.bool).tril()
+    weights = attention_weights(q.to(dtype), k.to(dtype), attend)
+    assert weights.isfinite().all() and (weights[~attend.expand_as(weights)] == 0).all()
+    sb.assert_close(weights.float(), attention_weights(q, k, attend), dtype=dtype)
+
+
+def test_gradcheck_float64():
+    q, k = torch.randn(2, 1, 3, 4, dtype=torch.float64, requires_grad=True).unbind(0)
+    assert torch.autograd.gradcheck(lambda q, k: attention_weights(q, k), (q, k))

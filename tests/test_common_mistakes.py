@@ -1,0 +1,75 @@
+"""snippets/common_mistakes.py: every WRONG block shows its symptom, every FIXED block the fix."""
+
+import pytest
+import torch
+
+import snippets.common_mistakes as mod
+from tests import snippet_blocks as sb
+
+BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
+EXPECTED_OUTPUT = {
+    "missing_import_wrong": ["NameError: name 'torch' is not defined"],
+    "missing_import_fixed": ["shape: (2, 3)"],
+    "half_mask_wrong": ["RuntimeError: value cannot be converted to type c10::Half without overflow"],
+    "half_mask_fixed": [
+        f"torch.{name} finite: True weight on padding: 0.0 rows sum to 1: True"
+        for name in ("float16", "bfloat16", "float32")
+    ],
+    "mask_convention_wrong": ["matches attention without the padded key: False", "max abs error:"],
+    "mask_convention_fixed": ["matches attention without the padded key: True"],
+    "view_transpose_wrong": [
+        "RuntimeError: view size is not compatible",
+        "shape looks right: (2, 4, 5, 3)",
+        "head 0 holds head 0's features: False",
+    ],
+    "view_transpose_fixed": ["head 0 holds head 0's features: True", "merged heads line up with the input: True"],
+    "softmax_dim_wrong": ["matches F.scaled_dot_product_attention: False"],
+    "softmax_dim_fixed": ["row sums: [1.0, 1.0, 1.0, 1.0]", "matches F.scaled_dot_product_attention: True"],
+    "missing_scale_wrong": ["matches F.scaled_dot_product_attention: False"],
+    "missing_scale_fixed": ["matches F.scaled_dot_product_attention: True"],
+    "eval_dropout_wrong": [
+        "eval mode, two calls give the same output: False",
+        "equals attention without dropout: False",
+    ],
+    "eval_dropout_fixed": [
+        "eval mode, two calls give the same output: True",
+        "equals attention without dropout: True",
+    ],
+    "fully_masked_wrong": ["output of query 0: [nan, nan, nan, nan]", "NaN in output: True"],
+    "fully_masked_fixed": [
+        "output of query 0: [0.0, 0.0, 0.0, 0.0]",
+        "NaN in output: False",
+        "matches F.scaled_dot_product_attention: True",
+    ],
+}
+
+
+def test_layout():
+    sb.check_module_layout(mod)
+    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
+    sections = sb.module_sections("common_mistakes")
+    assert set(sections) == {f"{m}_{kind}" for m in mod.MISTAKES for kind in ("wrong", "fixed")}
+
+
+def test_every_wrong_block_differs_from_its_fix():
+    for mistake in mod.MISTAKES:
+        assert BLOCK_RUNS[f"{mistake}_wrong"].result().stdout != BLOCK_RUNS[f"{mistake}_fixed"].result().stdout
+
+
+@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
+def test_block_runs_from_empty_dir(block):
+    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+    assert "Traceback" not in BLOCK_RUNS[block].result().stdout
+
+
+# The facts the FAQ states, checked in-process as well as through the blocks.
+def test_facts_behind_the_faq():
+    with pytest.raises(RuntimeError, match="c10::Half without overflow"):
+        torch.zeros(2, dtype=torch.float16).masked_fill(torch.tensor([True, False]), -1e9)
+    assert torch.tensor(-1e9).to(torch.bfloat16).isfinite()  # bfloat16: no error, just imprecise
+    with pytest.raises(RuntimeError):
+        torch.randn(2, 3, 4).transpose(1, 2).view(2, 12)
+    q = torch.randn(1, 3, 4)
+    dropped = torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    assert not torch.allclose(dropped, torch.nn.functional.scaled_dot_product_attention(q, q, q))
+    assert torch.softmax(torch.full((3,), float("-inf")), dim=0).isnan().all()

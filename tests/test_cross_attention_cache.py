@@ -1,0 +1,74 @@
+"""snippets/cross_attention_cache.py: cached encoder keys/values equal recomputing them."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import snippets.cross_attention_cache as mod
+from snippets.cross_attention import CrossAttention
+from snippets.cross_attention_cache import CrossAttentionCache
+from tests import snippet_blocks as sb
+
+BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
+EXPECTED_OUTPUT = {
+    "demo": [
+        "steps: 6 key projections: 7 (1 cached + 6 recomputed)",
+        "cached equals recomputed: True",
+    ]
+}
+PROPERTY_SETTINGS = settings(max_examples=15, deadline=None, derandomize=True)
+
+
+def test_layout():
+    sb.check_module_layout(mod)
+    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
+
+
+@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
+def test_block_runs_from_empty_dir(block):
+    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+
+
+@PROPERTY_SETTINGS
+@given(
+    batch=st.integers(1, 3),
+    source=st.integers(1, 6),
+    heads=st.sampled_from([1, 2, 4]),
+    memory_dim=st.integers(1, 7),
+    steps=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
+def test_property_cached_equals_recomputed(batch, source, heads, memory_dim, steps, seed):
+    torch.manual_seed(seed)
+    d_model = 2 * heads
+    attn = CrossAttention(d_model, heads, kdim=memory_dim, vdim=memory_dim).double()
+    memory = torch.randn(batch, source, memory_dim, dtype=torch.float64)
+    lengths = torch.randint(1, source + 1, (batch,))
+    padding = torch.arange(source)[None, :] >= lengths[:, None]
+    cache = CrossAttentionCache(attn, memory, padding)
+    x = torch.randn(batch, 1, d_model, dtype=torch.float64)
+    for _ in range(steps):
+        cached = cache(x)
+        sb.assert_close(cached, attn(x, memory, memory, key_padding_mask=padding))
+        x = x + cached
+
+
+def test_projects_memory_once():
+    torch.manual_seed(1)
+    attn = CrossAttention(8, 2)
+    calls = []
+    attn.w_k.register_forward_hook(lambda *_: calls.append("k"))
+    attn.w_v.register_forward_hook(lambda *_: calls.append("v"))
+    cache = CrossAttentionCache(attn, torch.randn(1, 5, 8))
+    for _ in range(4):
+        cache(torch.randn(1, 1, 8))
+    assert calls == ["k", "v"]
+
+
+def test_gradcheck_float64():
+    torch.manual_seed(2)
+    attn = CrossAttention(4, 2, kdim=3, vdim=3).double()
+    memory = torch.randn(1, 3, 3, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(1, 1, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, m: CrossAttentionCache(attn, m)(x), (x, memory))

@@ -1,0 +1,133 @@
+"""snippets/multi_head_attention.py against torch.nn.MultiheadAttention."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+import snippets.multi_head_attention as mod
+from snippets.multi_head_attention import MultiHeadAttention
+from snippets.torch_mha_weights import load_into_torch
+from tests import snippet_blocks as sb
+
+BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
+EXPECTED_OUTPUT = {"demo": ["output shape: (2, 5, 16)", "matches nn.MultiheadAttention: True"]}
+PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
+
+
+def make_pair(d_model, heads, kdim=None, vdim=None, batch_first=True, dtype=torch.float64, seed=0):
+    torch.manual_seed(seed)
+    ours = MultiHeadAttention(d_model, heads, kdim, vdim).to(dtype)
+    theirs = nn.MultiheadAttention(d_model, heads, kdim=kdim, vdim=vdim, batch_first=batch_first, dtype=dtype)
+    return ours, load_into_torch(ours, theirs).eval()
+
+
+def valid_padding(gen, batch, source):
+    """(B, S), True = padding, leaving at least one real key per sequence."""
+    padding = torch.rand(batch, source, generator=gen) < 0.4
+    padding[torch.arange(batch), torch.randint(source, (batch,), generator=gen)] = False
+    return padding
+
+
+def test_layout():
+    sb.check_module_layout(mod)
+    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
+
+
+@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
+def test_block_runs_from_empty_dir(block):
+    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("dims", [(None, None), (6, 10)], ids=["same-dims", "kdim-vdim"])
+def test_matches_torch_with_key_padding(batch_first, dims):
+    gen = torch.Generator().manual_seed(1)
+    kdim, vdim = dims
+    ours, theirs = make_pair(12, 3, kdim, vdim, batch_first)
+    query = torch.randn(2, 4, 12, generator=gen, dtype=torch.float64)
+    key = torch.randn(2, 7, kdim or 12, generator=gen, dtype=torch.float64)
+    value = torch.randn(2, 7, vdim or 12, generator=gen, dtype=torch.float64)
+    padding = valid_padding(gen, 2, 7)
+    args = (query, key, value) if batch_first else tuple(t.transpose(0, 1) for t in (query, key, value))
+    expected, _ = theirs(*args, key_padding_mask=padding, need_weights=False)
+    if not batch_first:
+        expected = expected.transpose(0, 1)  # (L, N, E) -> (N, L, E)
+    sb.assert_close(ours(query, key, value, ~padding[:, None, None, :]), expected)
+
+
+@pytest.mark.parametrize("mask_kind", ["bool-2d", "bool-3d", "float-2d", "float-with-padding"])
+def test_matches_torch_attn_mask(mask_kind):
+    gen = torch.Generator().manual_seed(2)
+    batch, heads, length, source = 2, 4, 5, 6
+    ours, theirs = make_pair(16, heads)
+    query = torch.randn(batch, length, 16, generator=gen, dtype=torch.float64)
+    memory = torch.randn(batch, source, 16, generator=gen, dtype=torch.float64)
+    ignore = torch.rand(batch * heads, length, source, generator=gen) < 0.4
+    ignore[..., 0] = False  # every query keeps a key
+    kwargs = {"need_weights": False}
+    if mask_kind == "bool-2d":  # (L, S), True = ignore
+        kwargs["attn_mask"] = ignore[0]
+        attend = ~ignore[0]
+    elif mask_kind == "bool-3d":  # (N * H, L, S), indexed b * H + h
+        kwargs["attn_mask"] = ignore
+        attend = ~ignore.view(batch, heads, length, source)
+    else:  # float masks are added to the scores in both APIs
+        bias = torch.randn(length, source, generator=gen, dtype=torch.float64)
+        bias = bias.masked_fill(ignore[0], float("-inf"))
+        kwargs["attn_mask"] = attend = bias
+        if mask_kind == "float-with-padding":
+            padding = valid_padding(gen, batch, source) & ~ignore[0, 0]  # keep key 0 everywhere
+            float_padding = torch.zeros(batch, source, dtype=torch.float64).masked_fill(padding, float("-inf"))
+            kwargs["key_padding_mask"] = float_padding  # float too: mixing kinds is deprecated
+            attend = bias + float_padding[:, None, None, :]
+    expected, _ = theirs(query, memory, memory, **kwargs)
+    sb.assert_close(ours(query, memory, memory, attend), expected)
+
+
+@PROPERTY_SETTINGS
+@given(
+    batch=st.integers(1, 3),
+    length=st.integers(1, 5),
+    source=st.integers(1, 5),
+    heads=st.sampled_from([1, 2, 4]),
+    d_k=st.integers(1, 4),
+    padded=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_property_matches_torch(batch, length, source, heads, d_k, padded, seed):
+    gen = torch.Generator().manual_seed(seed)
+    d_model = heads * d_k
+    ours, theirs = make_pair(d_model, heads, seed=seed)
+    query = torch.randn(batch, length, d_model, generator=gen, dtype=torch.float64)
+    memory = torch.randn(batch, source, d_model, generator=gen, dtype=torch.float64)
+    padding = valid_padding(gen, batch, source) if padded else None
+    expected, _ = theirs(query, memory, memory, key_padding_mask=padding, need_weights=False)
+    attend = None if padding is None else ~padding[:, None, None, :]
+    out = ours(query, memory, memory, attend)
+    assert out.shape == (batch, length, d_model)
+    sb.assert_close(out, expected)
+
+
+def test_gradcheck_float64():
+    torch.manual_seed(3)
+    mha = MultiHeadAttention(4, 2, kdim=3, vdim=5).double()
+    query = torch.randn(1, 2, 4, dtype=torch.float64, requires_grad=True)
+    key = torch.randn(1, 3, 3, dtype=torch.float64, requires_grad=True)
+    value = torch.randn(1, 3, 5, dtype=torch.float64, requires_grad=True)
+    attend = torch.tensor([[True, False, True], [True, True, True]])
+    assert torch.autograd.gradcheck(lambda q, k, v: mha(q, k, v, attend), (query, key, value))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_with_padding_is_finite(dtype):
+    gen = torch.Generator().manual_seed(4)
+    torch.manual_seed(4)
+    ours = MultiHeadAttention(16, 4)
+    x = torch.randn(3, 6, 16, generator=gen)
+    attend = ~valid_padding(gen, 3, 6)[:, None, None, :]
+    reference = ours(x, x, x, attend)
+    low = ours.to(dtype)(x.to(dtype), x.to(dtype), x.to(dtype), attend)
+    assert low.dtype == dtype and low.isfinite().all()
+    sb.assert_close(low.float(), reference, dtype=dtype)

@@ -1,0 +1,75 @@
+"""snippets/per_head_projections.py: h per-head projections equal one fused projection."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import snippets.per_head_projections as mod
+from snippets.multi_head_attention import MultiHeadAttention
+from snippets.per_head_projections import PerHeadAttention, fused_to_per_head, per_head_to_fused
+from tests import snippet_blocks as sb
+
+BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
+EXPECTED_OUTPUT = {
+    "demo": [
+        "fused -> per-head, max abs difference:",
+        "per-head -> fused, max abs difference:",
+        "same output: True",
+        "parameters, fused vs per-head: 1088 1088",
+    ]
+}
+PROPERTY_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
+
+
+def test_layout():
+    sb.check_module_layout(mod)
+    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
+
+
+@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
+def test_block_runs_from_empty_dir(block):
+    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+    assert "same output: False" not in BLOCK_RUNS[block].result().stdout
+
+
+def test_per_head_weights_stacked_by_rows_are_the_fused_weight():
+    torch.manual_seed(0)
+    per_head = PerHeadAttention(12, 3)
+    fused = per_head_to_fused(per_head, MultiHeadAttention(12, 3))
+    assert torch.equal(fused.w_q.weight[4:8], per_head.q_heads[1].weight)  # head 1: rows d_k..2 d_k
+    assert torch.equal(fused.w_v.bias[8:], per_head.v_heads[2].bias)
+    back = fused_to_per_head(fused, PerHeadAttention(12, 3))
+    for name, tensor in per_head.state_dict().items():
+        assert torch.equal(tensor, back.state_dict()[name]), name
+
+
+@PROPERTY_SETTINGS
+@given(
+    batch=st.integers(1, 3),
+    length=st.integers(1, 5),
+    source=st.integers(1, 5),
+    heads=st.sampled_from([1, 2, 3]),
+    d_k=st.integers(1, 4),
+    masked=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_property_same_output(batch, length, source, heads, d_k, masked, seed):
+    torch.manual_seed(seed)
+    d_model = heads * d_k
+    fused = MultiHeadAttention(d_model, heads).double()
+    per_head = fused_to_per_head(fused, PerHeadAttention(d_model, heads).double())
+    query = torch.randn(batch, length, d_model, dtype=torch.float64)
+    memory = torch.randn(batch, source, d_model, dtype=torch.float64)
+    attend = None
+    if masked:  # (L, S) broadcasts over heads in both layouts
+        attend = torch.rand(length, source) < 0.5
+        attend[:, 0] = True
+    sb.assert_close(per_head(query, memory, memory, attend), fused(query, memory, memory, attend))
+
+
+def test_gradcheck_float64():
+    torch.manual_seed(1)
+    per_head = PerHeadAttention(4, 2).double()
+    x = torch.randn(1, 3, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: per_head(x, x, x), (x,))
