@@ -1,4 +1,4 @@
-"""`python -m termbase check|new|status|export`: the term base's command-line tool."""
+"""`python -m termbase check|new|status|export|figures`: the term base's command-line tool."""
 
 import argparse
 import sys
@@ -54,6 +54,14 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_figures(args) -> int:
+    from termbase import figures  # matplotlib and torch: imported only for this command
+
+    for path in figures.draw_all(args.out or figures.OUT):
+        print("drew", path)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m termbase", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -66,6 +74,9 @@ def main(argv=None) -> int:
     export.add_argument("--format", choices=("tbx", "csv", "json"), required=True)
     export.add_argument("--output", "-o", help="file to write (default: standard output)")
     export.set_defaults(run=cmd_export)
+    figures = sub.add_parser("figures", help="redraw every SVG in docs/assets/figures from its code")
+    figures.add_argument("--out", help="folder to write into (default: docs/assets/figures)")
+    figures.set_defaults(run=cmd_figures)
     args = parser.parse_args(argv)
     return args.run(args)
 

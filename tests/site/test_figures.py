@@ -1,0 +1,76 @@
+"""The figures in docs/assets/figures are exactly what termbase/figures.py draws, and fit the site.
+
+The SVGs are committed (the site build does not run matplotlib), so this is what keeps a figure
+from drifting away from its code: change the code, run `python -m termbase figures`, commit both.
+"""
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from termbase import figures
+from tests.site.sitetools import ROOT, build_env
+
+COMMITTED = ROOT / "docs" / "assets" / "figures"
+SVG = "{http://www.w3.org/2000/svg}"
+MAX_BYTES = 60_000
+# The only words a figure may show: one figure serves the English, Spanish and Danish pages.
+ALLOWED_WORDS = {"MHA", "GQA", "MQA"}  # acronyms, as plain text
+ALLOWED_MATH_NAMES = {"softmax"}  # function names, as \mathrm{...} in mathtext
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figures")
+    result = subprocess.run([sys.executable, "-m", "termbase", "figures", "--out", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, env=build_env(), timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+def test_committed_figures_are_exactly_what_the_code_draws(regenerated):
+    out = regenerated
+    drawn = sorted(p.name for p in out.glob("*.svg"))
+    committed = sorted(p.name for p in COMMITTED.glob("*.svg"))
+    assert drawn == sorted(f"{name}.svg" for name in figures.FIGURES)
+    assert committed == drawn, "run `python -m termbase figures` and commit docs/assets/figures"
+    stale = [name for name in drawn if (out / name).read_bytes() != (COMMITTED / name).read_bytes()]
+    assert not stale, f"{stale} differ from their code: run `python -m termbase figures` and commit them"
+
+
+@pytest.mark.parametrize("name", sorted(figures.FIGURES))
+def test_figure_is_a_small_self_contained_svg_on_white(name):
+    path = COMMITTED / f"{name}.svg"
+    data = path.read_bytes()
+    assert len(data) < MAX_BYTES, f"{path.name}: {len(data)} bytes"
+    root = ET.fromstring(data)
+    assert root.tag == f"{SVG}svg"
+    for element in root.iter():
+        for attr, value in element.attrib.items():
+            if attr.rsplit("}", 1)[-1] in ("href", "src"):
+                assert value.startswith("#"), f"{path.name}: external reference {attr}={value!r}"
+        assert element.tag != f"{SVG}image", f"{path.name}: a raster image; draw it as vectors"
+    text = data.decode("utf-8")
+    assert not re.search(r"url\((?!#)", text), f"{path.name}: url() pointing outside the file"
+    assert "@import" not in text
+    # Opaque white paper under everything: readable on the light and the dark theme alike.
+    background = root.find(f"{SVG}g/{SVG}g/{SVG}path")
+    rules = dict(re.findall(r"\.(s\d+)\{([^}]*)\}", text))
+    assert "fill: #ffffff" in rules[background.get("class")]
+
+
+@pytest.mark.parametrize("name", sorted(figures.FIGURES))
+def test_figure_holds_no_words(name):
+    for label in figures.labels(name):
+        parts = label.split("$")
+        plain, math = parts[0::2], parts[1::2]
+        for chunk in plain:
+            words = set(re.findall(r"[^\W\d_]{2,}", chunk))
+            assert words <= ALLOWED_WORDS, f"{name}: {label!r} has words {sorted(words - ALLOWED_WORDS)}"
+        for chunk in math:
+            # Letters side by side in math are symbols multiplied (QK); words hide in \mathrm, \text...
+            names = set(re.findall(r"\\(?:mathrm|text\w*|operatorname|mathit|mathbf|mathsf)\{([^}]*)\}", chunk))
+            assert names <= ALLOWED_MATH_NAMES, f"{name}: {label!r} names {sorted(names - ALLOWED_MATH_NAMES)}"
