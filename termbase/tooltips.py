@@ -39,7 +39,10 @@ def add_tooltips(page_html: str, page_url: str, lang: str, own_slug: str | None)
         re.IGNORECASE,
     )
     by_name = {name.lower(): slug for name, slug in patterns}
-    linked: set[str] = {own_slug} if own_slug else set()
+    # Terms the author already linked by hand get no second link.
+    linked = set(re.findall(r'href="[^"]*glossary/([a-z0-9-]+)/', page_html))
+    if own_slug:
+        linked.add(own_slug)
     depth = 0
     out = []
     for token in TAG.split(page_html):
