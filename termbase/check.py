@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from termbase import notebooks
 from termbase.model import DOCS, LANGS, MARKERS, PACKAGE, ROOT, SECTION_KEYS, page_lang, term_files, ui
 
 SNIPPET_REF = re.compile(r'--8<--\s+"([^"]+)"')
@@ -126,6 +127,10 @@ def _check_record(slug, path, term, lines, records, sources, seen, report):
             missing = snippet_section_exists(ref)
             if missing:
                 report.add(path, at("code"), missing, "create it, or fix the reference `file.py:section`")
+    for name in term.get("notebooks") or []:
+        if not (DOCS / "notebooks" / f"{name}.py").is_file():
+            report.add(path, at("notebooks"), f"notebook docs/notebooks/{name}.py does not exist",
+                       "use the name of a notebook in docs/notebooks/, without .py")
     if term.get("figure"):
         fig = DOCS / "assets" / "figures" / f"{term['figure']}.svg"
         if not fig.is_file():
@@ -256,6 +261,7 @@ def run() -> Report:
     report = Report()
     terms = check_terms(report)
     check_snippet_tests(report)
+    notebooks.check(report)
     md_files = sorted(DOCS.rglob("*.md"))
     groups: dict[str, dict[str, Path]] = {}
     for path in md_files:

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # MkDocs adds o
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 
-from termbase import check, export, i18n, mathml, model, render, status, tooltips  # noqa: E402
+from termbase import check, export, i18n, mathml, model, notebooks, render, status, tooltips  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
 _top_level_site_dir: list[str] = []
@@ -31,6 +31,7 @@ def on_config(config):
     model.forget()
     status.forget()
     i18n.configure(config)
+    notebooks.configure(config)
     if i18n.current_lang(config) == i18n.DEFAULT_LANG:
         _top_level_site_dir[:] = [config.site_dir]
     return config
@@ -48,8 +49,10 @@ def on_pre_build(config):
         )
 
 
+@event_priority(50)  # before mkdocs-jupyter wraps notebook files: localize_files recreates File objects
 def on_files(files, config):
     files = i18n.localize_files(files, config)
+    files = notebooks.add_files(files, config)  # executed (or cached) notebooks of this language
     for fmt in export.FORMATS:  # the term base for translators, at every language root
         files.append(File.generated(config, f"termbase.{fmt}", content=export.render(fmt)))
     return files
@@ -63,6 +66,7 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(html, page, config, files):
+    html = notebooks.page_content(html, page, config)
     html = mathml.to_mathml(html, where=page.file.abs_src_path)
     slug = render.entry_slug(page.file.src_uri)
     return tooltips.add_tooltips(html, page.url, i18n.current_lang(config), slug)

@@ -61,7 +61,16 @@ def code_block(refs: list[str]) -> str:
 def code(slug, lang):
     blocks = [code_block(refs) for refs in terms()[slug]["code"]]
     note = t("verified", lang).format(version=torch_version())
-    return "\n\n".join(blocks) + f"\n\n<small>{note}</small>"
+    return "\n\n".join(blocks) + f"\n\n<small>{note}</small>" + notebook_links(slug, lang)
+
+
+def notebook_links(slug, lang):
+    """The notebooks that run this entry's code step by step (`notebooks:` in the term base)."""
+    from termbase.notebooks import title
+
+    names = terms()[slug].get("notebooks") or []
+    links = " · ".join(f"[{title(name, lang)}](../notebooks/{name}.ipynb)" for name in names)
+    return f"\n\n**{t('notebook', lang)}:** {links}" if links else ""
 
 
 def figure(slug, lang):
@@ -137,4 +146,5 @@ RENDERERS = {
     "related": related,
     "sources": sources_list,
     "glossary_index": glossary_index,
+    "benchmark_table": lambda slug, lang: __import__("termbase.benchmarks_page").benchmarks_page.benchmark_table(slug, lang),
 }

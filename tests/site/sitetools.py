@@ -13,7 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGS = ("en", "es", "da")
-PROJECT_PARTS = ("mkdocs.yml", "requirements.txt", "docs", "termbase", "snippets", "tests")
+# .termbase-cache holds executed notebooks: sharing it keeps copies from re-running them.
+PROJECT_PARTS = ("mkdocs.yml", "requirements.txt", "docs", "termbase", "snippets", "tests", ".termbase-cache")
 
 
 def build_env(**extra) -> dict:
@@ -33,8 +34,11 @@ def mkdocs_build(project: Path, site_dir: Path, **env) -> subprocess.CompletedPr
 
 def copy_project(dest: Path) -> Path:
     """A private copy of the sources, for tests that break something on purpose."""
+    dest.mkdir(parents=True, exist_ok=True)
     for part in PROJECT_PARTS:
         src = ROOT / part
+        if not src.exists():
+            continue
         if src.is_dir():
             shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", "artifacts"))
         else:

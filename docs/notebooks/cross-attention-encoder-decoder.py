@@ -1,0 +1,257 @@
+# %% [markdown] lang="en"
+# # Cross-attention in an encoder-decoder
+#
+# In an encoder-decoder transformer, cross-attention is where the decoder reads the source
+# sentence: the queries come from the target tokens the decoder is producing, the keys and values
+# from the encoder's output for the source tokens. This notebook runs one cross-attention layer on
+# a toy translation, English to Spanish, and draws for every head which source tokens each target
+# token attends to.
+#
+# Nothing here is trained. Instead, the vectors and two of the four heads are set by hand so that
+# the heatmaps have something to show: one head matches words by meaning, one by position, and
+# the other two keep the random weights a layer starts with.
+
+# %% [markdown] lang="es"
+# # Atención cruzada en un codificador-decodificador
+#
+# En un transformer codificador-decodificador, la atención cruzada es donde el decodificador lee la
+# frase de origen: las consultas vienen de los tokens de destino que el decodificador va
+# produciendo, y las claves y los valores, de la salida del codificador para los tokens de origen.
+# Este cuaderno ejecuta una capa de atención cruzada sobre una traducción de juguete, del inglés al
+# español, y dibuja para cada cabeza a qué tokens de origen atiende cada token de destino.
+#
+# Aquí no se entrena nada. En su lugar, los vectores y dos de las cuatro cabezas se fijan a mano para
+# que los mapas de calor tengan algo que mostrar: una cabeza empareja las palabras por su
+# significado, otra por su posición, y las otras dos conservan los pesos aleatorios con los que
+# empieza una capa.
+
+# %% [markdown] lang="da"
+# # Cross-attention i en encoder-decoder
+#
+# I en encoder-decoder-transformer er cross-attention stedet, hvor decoderen læser kildesætningen:
+# forespørgslerne kommer fra de måltokens, decoderen er ved at producere, nøglerne og værdierne fra
+# encoderens output for kildetokens. Denne notebook kører ét cross-attention-lag på en
+# legetøjsoversættelse fra engelsk til spansk og tegner for hvert hoved, hvilke kildetokens hvert
+# måltoken retter sin attention mod.
+#
+# Intet er trænet her. I stedet er vektorerne og to af de fire hoveder sat i hånden, så heatmaps
+# har noget at vise: ét hoved parrer ord efter betydning, ét efter position, og de to andre beholder
+# de tilfældige vægte, et lag starter med.
+
+# %%
+# --8<-- "snippets/scaled_dot_product_attention.py:code"
+# --8<-- "snippets/multi_head_attention.py:code"
+# --8<-- "snippets/cross_attention.py:code"
+# --8<-- "snippets/attention_weights.py:code"
+# --8<-- "docs/notebooks/_heatmaps.py:code"
+
+# %% [markdown] lang="en"
+# ## The toy sentences
+#
+# Source: *the black cat sleeps*; target: *el gato negro duerme*. Spanish puts the adjective after
+# the noun, so the word order crosses: *gato* translates *cat*, the third source word, but stands
+# second. The source is padded to six tokens, as it would be in a batch with longer sentences, and
+# the padding mask (`True` = padding) keeps every head away from the padding.
+#
+# Each token's vector has three parts: a *meaning* vector shared by a word and its translation, a
+# *position* vector, and some noise. In a real model the encoder and the decoder learn such
+# vectors; here they are orthonormal by construction.
+
+# %% [markdown] lang="es"
+# ## Las frases de juguete
+#
+# Origen: *the black cat sleeps*; destino: *el gato negro duerme*. El español pone el adjetivo
+# después del sustantivo, así que el orden de las palabras se cruza: *gato* traduce *cat*, la
+# tercera palabra de origen, pero va en segundo lugar. El origen se rellena hasta seis tokens, como
+# ocurriría en un lote con frases más largas, y la máscara de relleno (`True` = relleno) mantiene a
+# todas las cabezas lejos del relleno.
+#
+# El vector de cada token tiene tres partes: un vector de *significado* que comparten una palabra y
+# su traducción, un vector de *posición* y algo de ruido. En un modelo real, el codificador y el
+# decodificador aprenden vectores así; aquí son ortonormales por construcción.
+
+# %% [markdown] lang="da"
+# ## Legetøjssætningerne
+#
+# Kilde: *the black cat sleeps*; mål: *el gato negro duerme*. Spansk sætter adjektivet efter
+# substantivet, så ordstillingen krydser: *gato* oversætter *cat*, det tredje kildeord, men står som
+# nummer to. Kilden er udfyldt til seks tokens, som den ville være i et batch med længere sætninger,
+# og padding-masken (`True` = padding) holder alle hoveder væk fra udfyldningen.
+#
+# Hvert tokens vektor har tre dele: en *betydnings*vektor, som et ord og dets oversættelse deler,
+# en *positions*vektor og lidt støj. I en rigtig model lærer encoderen og decoderen sådanne
+# vektorer; her er de ortonormale af konstruktion.
+
+# %%
+torch.manual_seed(0)
+source = ["the", "black", "cat", "sleeps", "<pad>", "<pad>"]
+target = ["el", "gato", "negro", "duerme"]
+meaning_of = {  # a word and its translation share a meaning
+    "the": 0, "el": 0, "black": 1, "negro": 1, "cat": 2, "gato": 2,
+    "sleeps": 3, "duerme": 3, "<pad>": 4,
+}
+
+d_model, num_heads = 32, 4
+d_k = d_model // num_heads  # 8
+meanings = torch.linalg.qr(torch.randn(d_k, d_k)).Q  # 8 orthonormal rows of width d_k
+positions = torch.linalg.qr(torch.randn(d_k, d_k)).Q
+
+
+def embed(tokens):
+    """(1, T, d_model): [meaning | position | noise] for each token."""
+    noise = 0.3 * torch.randn(len(tokens), d_model - 2 * d_k)
+    rows = [
+        torch.cat([meanings[meaning_of[token]], positions[i], noise[i]])
+        for i, token in enumerate(tokens)
+    ]
+    return torch.stack(rows)[None]
+
+
+memory = embed(source)  # (B, S, d_model): what the encoder hands over
+x = embed(target)  # (B, L, d_model): the decoder's states for the target tokens
+padding = torch.tensor([[token == "<pad>" for token in source]])  # (B, S), True = padding
+print("memory (encoder output):", tuple(memory.shape))
+print("x (decoder states):     ", tuple(x.shape))
+print("padding mask:", padding.int().tolist())
+
+# %% [markdown] lang="en"
+# ## Two heads with a job
+#
+# Head *i* owns rows `i·d_k … (i+1)·d_k − 1` of `W^Q` and `W^K`. Head 1 gets a projection that
+# reads only the meaning part, the same for queries and keys, so its score is high where a target
+# word and a source word share a meaning. Head 2 does the same with the position part. Heads 3 and
+# 4 keep their random initial weights.
+
+# %% [markdown] lang="es"
+# ## Dos cabezas con una tarea
+#
+# La cabeza *i* es dueña de las filas `i·d_k … (i+1)·d_k − 1` de `W^Q` y `W^K`. La cabeza 1 recibe
+# una proyección que solo lee la parte de significado, la misma para consultas y claves, así que su
+# puntuación es alta donde una palabra de destino y una de origen comparten significado. La cabeza 2
+# hace lo mismo con la parte de posición. Las cabezas 3 y 4 conservan sus pesos iniciales
+# aleatorios.
+
+# %% [markdown] lang="da"
+# ## To hoveder med en opgave
+#
+# Hoved *i* ejer rækkerne `i·d_k … (i+1)·d_k − 1` i `W^Q` og `W^K`. Hoved 1 får en projektion, der
+# kun læser betydningsdelen, den samme for forespørgsler og nøgler, så dets score er høj, hvor et
+# målord og et kildeord deler betydning. Hoved 2 gør det samme med positionsdelen. Hoved 3 og 4
+# beholder deres tilfældige startvægte.
+
+# %%
+attention = CrossAttention(d_model, num_heads).eval()
+parts = {0: slice(0, d_k), 1: slice(d_k, 2 * d_k)}  # head 1: meaning, head 2: position
+with torch.no_grad():
+    for head, part in parts.items():
+        rows = slice(head * d_k, (head + 1) * d_k)
+        for projection in (attention.w_q, attention.w_k):
+            projection.weight[rows] = 0.0
+            projection.weight[rows, part] = 3.0 * torch.eye(d_k)
+            projection.bias[rows] = 0.0
+print("W^Q and W^K:", tuple(attention.w_q.weight.shape), " d_k =", d_k)
+for head, part in parts.items():
+    print(f"head {head + 1} reads features {part.start}..{part.stop - 1}")
+
+# %% [markdown] lang="en"
+# ## Cross-attention, per head
+#
+# The decoder's states ask, the encoder's output answers: `attention(x, memory, memory,
+# key_padding_mask=padding)` returns one vector per target token, `(B, L, d_model)`. The weights
+# behind it are `(B, h, L, S)`: one `L × S` matrix per head, a row per target token and a column
+# per source token.
+
+# %% [markdown] lang="es"
+# ## Atención cruzada, por cabeza
+#
+# Los estados del decodificador preguntan y la salida del codificador responde:
+# `attention(x, memory, memory, key_padding_mask=padding)` devuelve un vector por token de destino,
+# `(B, L, d_model)`. Los pesos que hay detrás son `(B, h, L, S)`: una matriz `L × S` por cabeza,
+# una fila por token de destino y una columna por token de origen.
+
+# %% [markdown] lang="da"
+# ## Cross-attention, hoved for hoved
+#
+# Decoderens tilstande spørger, encoderens output svarer: `attention(x, memory, memory,
+# key_padding_mask=padding)` returnerer én vektor pr. måltoken, `(B, L, d_model)`. Vægtene bag er
+# `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. måltoken og en kolonne pr. kildetoken.
+
+# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une el-the, gato-cat, negro-black y duerme-sleeps, la cabeza 2 sigue la diagonal, las cabezas 3 y 4 están repartidas y las columnas de relleno son 0.", "da": "Fire heatmaps, ét pr. hoved, af hvor meget hvert spansk måltoken retter sin attention mod hvert engelsk kildetoken: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 er spredte, og padding-kolonnerne er 0."}
+out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
+attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
+# (B, h, L, S): one L x S matrix per head
+weights = multi_head_attention_weights(attention, x, memory, attend, average=False)
+print("output:", tuple(out.shape), "  weights:", tuple(weights.shape))
+plot_heads(weights[0], target, source)
+
+# %% [markdown] lang="en"
+# ## Reading the heatmaps
+#
+# Head 1 found the translation: *gato* looks at *cat* and *negro* at *black*, across the change of
+# word order. Head 2 looks at the same position in the other sentence, whatever the word is. Heads
+# 3 and 4 spread their attention almost evenly, as untrained heads do. In every head the two
+# padding columns are exactly 0.
+
+# %% [markdown] lang="es"
+# ## Cómo leer los mapas de calor
+#
+# La cabeza 1 encontró la traducción: *gato* mira a *cat* y *negro* a *black*, a pesar del cambio de
+# orden. La cabeza 2 mira la misma posición en la otra frase, sea cual sea la palabra. Las cabezas 3
+# y 4 reparten su atención casi por igual, como hacen las cabezas sin entrenar. En todas las
+# cabezas, las dos columnas de relleno valen exactamente 0.
+
+# %% [markdown] lang="da"
+# ## Sådan læses heatmaps
+#
+# Hoved 1 fandt oversættelsen: *gato* ser på *cat* og *negro* på *black*, på tværs af den ændrede
+# ordstilling. Hoved 2 ser på den samme position i den anden sætning, uanset hvilket ord der står
+# der. Hoved 3 og 4 spreder deres attention næsten jævnt, som utrænede hoveder gør. I alle hoveder
+# er de to padding-kolonner præcis 0.
+
+# %%
+by_meaning = [source[i] for i in weights[0, 0].argmax(dim=-1)]
+by_position = [source[i] for i in weights[0, 1].argmax(dim=-1)]
+print("head 1, most attended source token:", dict(zip(target, by_meaning)))
+print("head 2, most attended source token:", dict(zip(target, by_position)))
+print("largest weight on <pad>:", weights[..., 4:].max().item())
+assert by_meaning == ["the", "cat", "black", "sleeps"]
+assert by_position == ["the", "black", "cat", "sleeps"]
+assert weights[..., 4:].max() == 0
+
+# %% [markdown] lang="en"
+# ## Check against PyTorch
+#
+# The same layer as a `torch.nn.MultiheadAttention`: the weights are copied into its layout, and
+# its `key_padding_mask` uses the same convention as ours (`True` = padding). Outputs and per-head
+# weights must agree.
+
+# %% [markdown] lang="es"
+# ## Comprobación con PyTorch
+#
+# La misma capa como `torch.nn.MultiheadAttention`: los pesos se copian a su formato, y su
+# `key_padding_mask` usa la misma convención que la nuestra (`True` = relleno). Las salidas y los
+# pesos de cada cabeza deben coincidir.
+
+# %% [markdown] lang="da"
+# ## Kontrol mod PyTorch
+#
+# Det samme lag som `torch.nn.MultiheadAttention`: vægtene kopieres over i dens format, og dens
+# `key_padding_mask` bruger samme konvention som vores (`True` = padding). Output og vægte pr.
+# hoved skal stemme overens.
+
+# %%
+# --8<-- "snippets/torch_mha_weights.py:code"
+
+# %%
+reference = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+reference = load_into_torch(attention, reference).eval()
+expected, expected_weights = reference(
+    x, memory, memory, key_padding_mask=padding, average_attn_weights=False
+)
+checks = {
+    "output == nn.MultiheadAttention": torch.allclose(out, expected, atol=1e-6),
+    "weights == nn.MultiheadAttention": torch.allclose(weights, expected_weights, atol=1e-6),
+}
+for name, ok in checks.items():
+    print(f"{name}: {ok}")
+assert all(checks.values())

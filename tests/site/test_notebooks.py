@@ -1,0 +1,171 @@
+"""Notebooks: executed by termbase/notebooks.py, rendered by mkdocs-jupyter in every language.
+
+Executing a notebook is its test (its cells assert what they print); these tests check that the
+runner does execute them, that a failing cell fails the build with a message naming it, that an
+unchanged notebook is never executed twice, and what the built pages carry.
+"""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from termbase import notebooks
+from termbase.model import LANGS, ROOT
+from tests.site.sitetools import copy_project, mkdocs_build, page_for
+
+NAMES = [path.stem for path in notebooks.source_paths()]
+PAGE_LIMIT = 200_000  # bytes of HTML per notebook page (figures are separate files)
+EXECUTED = re.compile(r"termbase: executed notebook (\S+)")
+CACHED = re.compile(r"termbase: notebook (\S+) unchanged, not executed again")
+
+
+def test_the_two_notebooks_exist():
+    assert {"multi-head-attention-step-by-step", "cross-attention-encoder-decoder"} <= set(NAMES)
+
+
+def test_sources_are_complete_in_every_language():
+    for path in notebooks.source_paths():
+        assert notebooks.problems(notebooks.read_source(path)) == [], path
+
+
+def test_a_prose_cell_missing_a_language_is_reported(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text('# %% [markdown] lang="en"\n# # Title\n\n# %% [markdown] lang="es"\n# # Título\n\n'
+                    '# %%\nprint(1)\n', encoding="utf-8")
+    found = notebooks.problems(notebooks.read_source(path))
+    assert (1, "prose cell has no 'da' version", 'add a `# %% [markdown] lang="da"` cell next to it') in found
+
+
+def test_snippet_sections_are_embedded_and_prose_does_not_change_the_run_key():
+    source = notebooks.read_source(notebooks.SOURCES / "multi-head-attention-step-by-step.py")
+    codes = [code for _, code in notebooks.code_cells(source)]
+    assert "class MultiHeadAttention(nn.Module):" in codes[0] and "--8<--" not in "".join(codes)
+    for cell in source.cells:
+        if cell.cell_type == "markdown":
+            cell.source += "\nMore prose."
+    assert notebooks.run_key([code for _, code in notebooks.code_cells(source)]) == notebooks.run_key(codes)
+    assert notebooks.run_key(codes[:-1] + [codes[-1] + "\nprint(2)"]) != notebooks.run_key(codes)
+
+
+def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
+    (tmp_path / "project").mkdir()
+    project = copy_project(tmp_path / "project")
+    shutil.rmtree(project / ".termbase-cache", ignore_errors=True)  # no cache: every notebook executes here
+    broken = project / "docs" / "notebooks" / "cross-attention-encoder-decoder.py"
+    text = broken.read_text(encoding="utf-8")
+    marker = "\n# %% [markdown] lang=\"en\"\n# ## The toy sentences"
+    assert marker in text
+    head = text[: text.index(marker)]
+    line = head.count("\n") + 2  # the inserted cell's `# %%` line
+    broken.write_text(head + '\n# %%\nraise ValueError("deliberately broken")\n' + text[len(head):], encoding="utf-8")
+
+    result = mkdocs_build(project, tmp_path / "site")
+    log = result.stdout + result.stderr
+    assert result.returncode != 0, log
+    assert (f"docs/notebooks/cross-attention-encoder-decoder.py:{line}: code cell 2 of notebook "
+            f"'cross-attention-encoder-decoder' raised ValueError: deliberately broken") in log, log
+    assert not (tmp_path / "site").exists(), "a failed build must leave no site behind"
+    # The runner really executes: the other notebook ran (fresh cache) and passed its asserts.
+    assert "docs/notebooks/multi-head-attention-step-by-step.py" in EXECUTED.findall(log), log
+    runs = list((project / ".termbase-cache" / "notebooks" / "cross-attention-encoder-decoder").glob("run-*"))
+    assert not any((run / "executed.ipynb").exists() for run in runs), "a failed run must not be cached"
+
+
+def test_each_notebook_runs_at_most_once_per_build_and_not_at_all_when_unchanged(built_site, tmp_path):
+    _, first = built_site
+    log = first.stdout + first.stderr
+    for name in NAMES:
+        shown = f"docs/notebooks/{name}.py"
+        assert EXECUTED.findall(log).count(shown) <= 1, log  # not once per language
+        assert EXECUTED.findall(log).count(shown) + CACHED.findall(log).count(shown) == len(LANGS), log
+    second = mkdocs_build(ROOT, tmp_path / "site")
+    log = second.stdout + second.stderr
+    assert second.returncode == 0, log
+    assert EXECUTED.findall(log) == [], log
+    assert sorted(CACHED.findall(log)) == sorted(f"docs/notebooks/{name}.py" for name in NAMES for _ in LANGS)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_notebook_pages_exist_executed_with_heatmaps_in_every_language(built_site, lang):
+    site, _ = built_site
+    for name in NAMES:
+        page = page_for(site, lang, f"notebooks/{name}/")
+        html = page.read_text(encoding="utf-8")
+        assert f'<html lang="{lang}"' in html
+        assert f"<h1 id=" in html and notebooks.title(name, lang) in html, (lang, name)
+        assert html.count("jp-OutputArea-output") >= 3, "executed outputs are on the page"
+        images = [dict(re.findall(r'(\w+)="([^"]*)"', tag)) for tag in re.findall(r"<img [^>]+>", html)]
+        light = [i for i in images if re.fullmatch(r"fig-\d+\.svg#only-light", i["src"])]
+        dark = [i for i in images if re.fullmatch(r"fig-\d+-dark\.svg#only-dark", i["src"])]
+        assert light and len(light) == len(dark), f"{lang} {name}: no heatmap in both schemes"
+        for image in light + dark:
+            svg = (page.parent / image["src"].split("#")[0]).read_text(encoding="utf-8")
+            assert "<svg" in svg and "head" in svg, image["src"]
+            assert len(image["alt"]) > 20, "figures are described in the page language"
+        assert "data:image" not in html, "figures are files, not base64 in the page"
+        assert len(page.read_bytes()) < PAGE_LIMIT, f"{page}: {len(page.read_bytes())} bytes"
+
+
+def test_outputs_are_the_checks_passing(built_site):
+    site, _ = built_site
+    for lang in LANGS:
+        mha = page_for(site, lang, "notebooks/multi-head-attention-step-by-step/").read_text(encoding="utf-8")
+        assert "steps == nn.MultiheadAttention: True" in mha and "q_heads: (1, 4, 6, 4)" in mha
+        cross = page_for(site, lang, "notebooks/cross-attention-encoder-decoder/").read_text(encoding="utf-8")
+        assert "weights: (1, 4, 4, 6)" in cross and "output == nn.MultiheadAttention: True" in cross
+        assert "Traceback" not in mha + cross and "jp-OutputArea-error" not in mha + cross
+
+
+def test_pages_are_slim_and_in_the_site_look(built_site):
+    site, _ = built_site
+    for name in NAMES:
+        html = page_for(site, "en", f"notebooks/{name}/").read_text(encoding="utf-8")
+        article = html.split("<article", 1)[1].split("</article>", 1)[0]
+        assert "<script" not in article and "mathjax" not in article.lower()
+        assert "jp-CodeMirrorEditor" not in article and "clipboard-copy" not in article
+        assert max(len(s) for s in re.findall(r"<style.*?</style>", article, re.S)) < 3000
+        # Code cells are Material code blocks (copy button, highlighting, light and dark)...
+        assert article.count('<div class="highlight" data-search-exclude><pre><code>') >= 5
+        # ...but not `language-python` blocks: cells are not standalone programs for test_code_blocks.
+        assert "language-python" not in article
+        assert '<details class="example termbase-nb-snippets">' in article  # embedded snippets, folded
+    for lang in LANGS:  # notebooks are found by their prose; their code does not crowd out the entries
+        prefix = "" if lang == "en" else f"{lang}/"
+        index = json.loads((site / prefix / "search" / "search_index.json").read_text(encoding="utf-8"))
+        text = " ".join(doc["text"] for doc in index["docs"] if doc["location"].startswith("notebooks/"))
+        assert "heatmap" in text.lower() and "split_heads" in text and "def plot_heads" not in text
+        assert "nn.MultiheadAttention: True" not in text
+
+
+def test_download_notebook_in_the_page_language(built_site):
+    site, _ = built_site
+    labels = {"en": "Download the notebook (.ipynb)", "es": "Descargar el cuaderno (.ipynb)",
+              "da": "Download notebooken (.ipynb)"}
+    for lang in LANGS:
+        for name in NAMES:
+            page = page_for(site, lang, f"notebooks/{name}/")
+            assert f'<a class="md-button" href="{name}.ipynb" download>{labels[lang]}</a>' in page.read_text(encoding="utf-8")
+            notebook = json.loads((page.parent / f"{name}.ipynb").read_text(encoding="utf-8"))
+            prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+            assert prose.startswith("# " + notebooks.title(name, lang))
+            code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+            assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+            assert any("image/svg+xml" in o.get("data", {}) for c in code for o in c["outputs"])
+            assert "--8<--" not in json.dumps(notebook), "snippets are embedded: it runs without the repository"
+            assert not any(o["output_type"] == "error" for c in code for o in c["outputs"])
+
+
+def test_sources_are_not_published_and_glossary_entries_link_the_notebooks(built_site):
+    site, _ = built_site
+    published = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert not [p for p in published if p.endswith(".py") or "/_" in p], "sources must not be published"
+    links = {"multi-head-attention": "multi-head-attention-step-by-step", "cross-attention": "cross-attention-encoder-decoder"}
+    for lang in LANGS:
+        for slug, name in links.items():
+            html = page_for(site, lang, f"glossary/{slug}/").read_text(encoding="utf-8")
+            assert f'<a href="../../notebooks/{name}/">{notebooks.title(name, lang)}</a>' in html, (lang, slug)
+        index = page_for(site, lang, "notebooks/").read_text(encoding="utf-8")
+        assert all(f'href="{name}/"' in index for name in NAMES)
+
