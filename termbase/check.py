@@ -181,7 +181,10 @@ def check_page(path: Path, report: Report, pages: set[str]) -> list[str] | None:
             if meta is not None and not isinstance(meta, dict):
                 raise yaml.YAMLError("front matter is not a mapping")
         except yaml.YAMLError as exc:
-            report.add(path, 1, f"invalid front matter: {exc}", "write `key: value` lines between two `---` lines")
+            mark = getattr(exc, "problem_mark", None)
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            report.add(path, 2 + mark.line if mark else 1, f"invalid front matter: {what}",
+                       "write `key: value` lines between two `---` lines")
     fence_start = None
     for number, line in enumerate(lines, 1):
         match = FENCE.match(line)

@@ -518,7 +518,9 @@ def page_content(html: str, page, config) -> str:
 
     html = CODE_INPUT.sub(code_block, html)
     html = re.sub(r'<div class="jp-Collapser[^"]*">\s*</div>\s*', "", html)
-    html = html.replace('<div class="jp-Cell-outputWrapper">', '<div class="jp-Cell-outputWrapper" data-search-exclude>')
+    # Outputs stay out of search too. Material's search parser compares elements by tag name, so an
+    # excluded <div> is let go at its first nested </div>: mark each output <pre> (never nested).
+    html = re.sub(r'(<div class="jp-RenderedText[^"]*"[^>]*>\s*)<pre>', r"\1<pre data-search-exclude>", html)
     html = re.sub(r' tabindex="0"| id="cell-id=[^"]*"| data-jp-theme-[a-z]+="[^"]*"', "", html)
     html = re.sub(r'(<h1 [^>]*>.*?)<a class="anchor-link" href="[^"]*">¶</a>', r"\1", html, count=1, flags=re.S)
     html = html.replace('<a class="anchor-link"', '<a class="headerlink" title="Permanent link"')

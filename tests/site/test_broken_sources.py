@@ -47,4 +47,6 @@ def test_missing_snippet_section_fails_the_build(project, tmp_path):
             "def run() -> Report:\n", "def run() -> Report:\n    return Report()\n"), encoding="utf-8")
     built = mkdocs_build(project, tmp_path / "site")
     assert built.returncode != 0
-    assert "multi_head_attention.py" in built.stdout + built.stderr
+    log = built.stdout + built.stderr
+    assert "Error reading page 'glossary/multi-head-attention.md'" in log
+    assert "Snippet section 'demo' could not be located" in log

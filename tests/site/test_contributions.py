@@ -42,7 +42,7 @@ BROKEN = {
     "missing local field": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "  short: Flere", "  kort: Flere"),
                             "'da.short' is missing - add `short:` under `da:`"),
     "invalid front matter": (lambda p: prepend(p / "docs/index.da.md", "---\ntitle: [unclosed\n---\n"),
-                             "docs/index.da.md:1: invalid front matter"),
+                             "docs/index.da.md:2: invalid front matter: expected ',' or ']', but got '<stream end>'"),
     "invalid YAML": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate", "level: [intermediate"),
                      f"termbase/terms/{ENTRY}.yml:"),
     "unknown category": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
