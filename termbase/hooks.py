@@ -1,7 +1,7 @@
 """MkDocs hooks (loaded by mkdocs.yml): wires the term base into every build.
 
-Order of a build: check the sources (fail before anything is written), build English, then
-each other language into `site/<lang>/` with the same hooks.
+Order of a build: check the sources (fail before anything is written), run the notebooks,
+then build English while each other language builds into `site/<lang>/` in a forked process.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ def on_files(files, config):
     files = notebooks.add_files(files, config)  # executed (or cached) notebooks of this language
     for fmt in export.FORMATS:  # the term base for translators, at every language root
         files.append(File.generated(config, f"termbase.{fmt}", content=export.render(fmt)))
+    if i18n.current_lang(config) == i18n.DEFAULT_LANG:
+        # Now: after the site directory is cleaned and the notebooks have run (and are cached).
+        i18n.start_other_languages(config)
     return files
 
 
@@ -89,10 +92,11 @@ def on_post_template(output_content, template_name, config):
 
 def on_post_build(config):
     if i18n.current_lang(config) == i18n.DEFAULT_LANG:
-        i18n.build_other_languages(config)
+        i18n.finish_other_languages(config)
 
 
 def on_build_error(error):
+    i18n.stop_other_languages()
     # A failed `mkdocs build` leaves no half-built site behind for a deploy to pick up.
     # (`mkdocs serve` keeps its last good build on screen and prints the error.)
     if _command != ["build"]:

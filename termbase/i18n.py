@@ -12,10 +12,13 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
+import sys
 from urllib.parse import urlsplit
 
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 from termbase.model import DEFAULT_LANG, LANGS, nav_label, page_lang, t, ui
@@ -113,20 +116,92 @@ def absolute_hreflang(output: str, page, config) -> str:
     return output.replace("</head>", "\n".join(links) + "\n</head>", 1)
 
 
-def build_other_languages(config) -> None:
-    """After the English build, build each other language into `<site_dir>/<lang>/`."""
+def language_config(config, lang: str):
+    """The same mkdocs.yml, loaded again for `lang`, building into `<site_dir>/<lang>/`."""
+    sub = load_config(
+        config_file=config.config_file_path,
+        site_dir=os.path.join(config.site_dir, lang),
+        strict=config.strict,
+    )
+    sub.extra[LANG_KEY] = lang
+    sub.site_url = (config.site_url or "/").rstrip("/") + f"/{lang}/"
+    return sub
+
+
+class _NameTheLanguage(logging.Filter):
+    """In a language's build MkDocs says 'index.md'; the file to fix is docs/index.<lang>.md."""
+
+    def __init__(self, lang: str):
+        super().__init__()
+        self.lang = lang
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = re.sub(r"'([^'\s]+)\.md'", rf"'\1.{self.lang}.md'", record.getMessage())
+        record.msg, record.args = f"[{self.lang}] {message}", None
+        return True
+
+
+_children: dict[int, str] = {}  # pid -> language, of the builds running in parallel
+
+
+def start_other_languages(config) -> None:
+    """Build every other language while English builds: one forked process each, so the
+    languages share the imports already made and use every core. Without fork (Windows),
+    they are built one after the other when English is done."""
+    if not hasattr(os, "fork"):
+        return
     for lang in LANGS:
         if lang == DEFAULT_LANG:
             continue
-        sub = load_config(
-            config_file=config.config_file_path,
-            site_dir=os.path.join(config.site_dir, lang),
-            strict=config.strict,
-        )
-        sub.extra[LANG_KEY] = lang
-        sub.site_url = (config.site_url or "/").rstrip("/") + f"/{lang}/"
-        log.info("termbase: building the '%s' site", lang)
-        build(sub)
+        sub = language_config(config, lang)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child builds one language and leaves, whatever happens
+            code = 1
+            for handler in logging.getLogger("mkdocs").handlers:
+                handler.addFilter(_NameTheLanguage(lang))
+            try:
+                log.info("termbase: building the '%s' site", lang)
+                build(sub)
+                code = 0
+            except BaseException as exc:  # noqa: BLE001 - reported, and the parent fails the build
+                log.error("termbase: the '%s' site failed: %s", lang, exc)
+            finally:
+                logging.shutdown()
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _children[pid] = lang
+
+
+def finish_other_languages(config) -> None:
+    """Wait for the language builds (or run them now, where fork is missing)."""
+    if not hasattr(os, "fork"):
+        for lang in LANGS:
+            if lang != DEFAULT_LANG:
+                log.info("termbase: building the '%s' site", lang)
+                build(language_config(config, lang))
+        return
+    failed = []
+    while _children:
+        pid, status = os.wait()
+        lang = _children.pop(pid, None)
+        if lang and status != 0:
+            failed.append(lang)
+    if failed:
+        raise PluginError(f"the {', '.join(failed)} site failed to build: see the errors above")
+
+
+def stop_other_languages() -> None:
+    """A failed English build takes its language builds down with it."""
+    for pid in list(_children):
+        try:
+            os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        _children.pop(pid, None)
 
 
 def translate_404(output: str, config) -> str:

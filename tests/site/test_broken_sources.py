@@ -50,3 +50,15 @@ def test_missing_snippet_section_fails_the_build(project, tmp_path):
     log = built.stdout + built.stderr
     assert "Error reading page 'glossary/multi-head-attention.md'" in log
     assert "Snippet section 'demo' could not be located" in log
+
+
+def test_a_problem_in_one_language_fails_the_whole_build(project, tmp_path):
+    # Spanish and Danish build in their own processes: their failures must still fail the build.
+    edit = project / "docs" / "index.es.md"
+    edit.write_text(edit.read_text(encoding="utf-8") + "\n![diagrama](nowhere.png)\n", encoding="utf-8")
+    built = mkdocs_build(project, tmp_path / "site")
+    log = built.stdout + built.stderr
+    assert built.returncode != 0
+    assert "[es] Doc file 'index.es.md' contains a link 'nowhere.png'" in log
+    assert "the es site failed to build" in log
+    assert not (tmp_path / "site").exists()
