@@ -80,13 +80,19 @@ def on_page_context(context, page, config, nav):
     return context
 
 
+def _stemmed_search(output: str) -> str:
+    """Point Material's search at the wrapper that stems each query word before Material adds
+    its trailing wildcard (lunr skips the stemmer for wildcard words)."""
+    return output.replace("assets/javascripts/workers/search.", "assets/javascripts/workers/search-stem.js#search.", 1)
+
+
 def on_post_page(output, page, config):
-    return i18n.absolute_hreflang(output, page, config)
+    return _stemmed_search(i18n.absolute_hreflang(output, page, config))
 
 
 def on_post_template(output_content, template_name, config):
     if template_name == "404.html":
-        return i18n.translate_404(output_content, config)
+        return _stemmed_search(i18n.translate_404(output_content, config))
     return output_content
 
 
