@@ -75,7 +75,9 @@ def notebook_links(slug, lang):
 
 def figure(slug, lang):
     term = terms()[slug]
-    return f"![{term[lang]['figure_alt']}](../assets/figures/{term['figure']}.svg){{ .termbase-figure }}"
+    src = f"../assets/figures/{term['figure']}.svg"
+    # Linked to itself: on a phone the full-size drawing is one tap away.
+    return f"[![{term[lang]['figure_alt']}]({src}){{ .termbase-figure }}]({src})"
 
 
 def related(slug, lang):
