@@ -28,8 +28,11 @@ def on_startup(command, dirty):
 
 @event_priority(100)  # before the search plugin reads the theme language
 def on_config(config):
-    model.forget()
-    status.forget()
+    if i18n.current_lang(config) == i18n.DEFAULT_LANG:
+        # A new build re-reads the sources; the language builds forked from it reuse what it read.
+        model.forget()
+        status.forget()
+        tooltips.forget()
     i18n.configure(config)
     notebooks.configure(config)
     if i18n.current_lang(config) == i18n.DEFAULT_LANG:
@@ -70,7 +73,7 @@ def on_page_markdown(markdown, page, config, files):
 
 def on_page_content(html, page, config, files):
     html = notebooks.page_content(html, page, config)
-    html = mathml.to_mathml(html, where=page.file.abs_src_path)
+    html = render.slim_code(mathml.to_mathml(html, where=page.file.abs_src_path))
     slug = render.entry_slug(page.file.src_uri)
     return tooltips.add_tooltips(html, page.url, i18n.current_lang(config), slug)
 

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from termbase.model import terms, ui
-from termbase.tooltips import _plain
+from termbase.tooltips import plain
 from tests.browser.browsertools import DESKTOP, PHONE
 from tests.site.sitetools import LANGS, page_for
 
@@ -199,9 +199,9 @@ def test_glossary_tooltips_show_the_short_definition_in_the_page_language(reader
             tip = page.locator(".md-tooltip2--active .md-tooltip2__inner")
             tip.wait_for(state="visible", timeout=3000)
             shown = normalize(tip.inner_text())
-            assert shown == normalize(_plain(terms()[slug][lang]["short"])), (slug, shown)
+            assert shown == normalize(plain(terms()[slug][lang]["short"])), (slug, shown)
             if lang != "en":
-                assert shown != normalize(_plain(terms()[slug]["en"]["short"])), f"{slug}: tooltip in English"
+                assert shown != normalize(plain(terms()[slug]["en"]["short"])), f"{slug}: tooltip in English"
             page.mouse.move(0, 0)
             page.wait_for_selector(".md-tooltip2--active", state="detached", timeout=3000)
 
