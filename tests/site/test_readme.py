@@ -1,0 +1,28 @@
+"""The README's two commands are the ones CI and contributors run."""
+
+import re
+
+from tests.site.sitetools import ROOT
+
+
+def shell_blocks(text: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", text, re.S)]
+
+
+def test_readme_has_exactly_a_serve_and_a_test_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The two commands", 1)[1].split("\n## ", 1)[0]
+    commands = shell_blocks(section)
+    assert len(commands) == 2, commands
+    serve, test = commands
+    assert serve.startswith("python3 -m venv .venv && ") and serve.endswith(".venv/bin/mkdocs serve")
+    assert test.startswith("python3 -m venv .venv && ") and test.endswith(".venv/bin/python -m pytest")
+    assert "pip install -q -r requirements.txt" in serve and "pip install -q -r requirements.txt" in test
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    test = shell_blocks(readme.split("## The two commands", 1)[1])[1]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test in ci.splitlines(), ".ci/run must run the README's test command as written"
+    assert "apt-get install -y -qq chromium" in ci and "export CI=true" in ci
