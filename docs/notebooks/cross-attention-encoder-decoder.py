@@ -14,14 +14,15 @@
 # %% [markdown] lang="es"
 # # Atención cruzada en un codificador-decodificador
 #
-# En un transformer codificador-decodificador, la atención cruzada es donde el decodificador lee la
-# frase de origen: las consultas vienen de los tokens de destino que el decodificador va
-# produciendo, y las claves y los valores, de la salida del codificador para los tokens de origen.
-# Este cuaderno ejecuta una capa de atención cruzada sobre una traducción de juguete, del inglés al
-# español, y dibuja para cada cabeza a qué tokens de origen atiende cada token de destino.
+# En un transformer codificador-decodificador, la atención cruzada es el punto en el que el
+# decodificador lee la frase de origen: las consultas proceden de los tokens de destino que el
+# decodificador va generando, y las claves y los valores, de la salida del codificador para los
+# tokens de origen. Este cuaderno ejecuta una capa de atención cruzada sobre una traducción de
+# juguete, del inglés al español, y dibuja para cada cabeza a qué tokens de origen atiende cada
+# token de destino.
 #
-# Aquí no se entrena nada. En su lugar, los vectores y dos de las cuatro cabezas se fijan a mano para
-# que los mapas de calor tengan algo que mostrar: una cabeza empareja las palabras por su
+# Aquí no se entrena nada. En su lugar, los vectores y dos de las cuatro cabezas se fijan a mano
+# para que los mapas de calor tengan algo que mostrar: una cabeza empareja las palabras por su
 # significado, otra por su posición, y las otras dos conservan los pesos aleatorios con los que
 # empieza una capa.
 
@@ -29,14 +30,14 @@
 # # Cross-attention i en encoder-decoder
 #
 # I en encoder-decoder-transformer er cross-attention stedet, hvor decoderen læser kildesætningen:
-# forespørgslerne kommer fra de måltokens, decoderen er ved at producere, nøglerne og værdierne fra
-# encoderens output for kildetokens. Denne notebook kører ét cross-attention-lag på en
+# forespørgslerne kommer fra de måltokens, decoderen er ved at producere, og nøglerne og værdierne
+# fra encoderens output for kildetokenerne. Denne notebook kører ét cross-attention-lag på en
 # legetøjsoversættelse fra engelsk til spansk og tegner for hvert hoved, hvilke kildetokens hvert
 # måltoken retter sin attention mod.
 #
-# Intet er trænet her. I stedet er vektorerne og to af de fire hoveder sat i hånden, så heatmaps
-# har noget at vise: ét hoved parrer ord efter betydning, ét efter position, og de to andre beholder
-# de tilfældige vægte, et lag starter med.
+# Intet er trænet her. I stedet er vektorerne og to af de fire hoveder sat op i hånden, så
+# heatmappene har noget at vise: ét hoved parrer ord efter betydning, et andet efter position, og de
+# to sidste beholder de tilfældige vægte, et lag starter med.
 
 # %%
 # --8<-- "snippets/scaled_dot_product_attention.py:code"
@@ -74,13 +75,13 @@
 # ## Legetøjssætningerne
 #
 # Kilde: *the black cat sleeps*; mål: *el gato negro duerme*. Spansk sætter adjektivet efter
-# substantivet, så ordstillingen krydser: *gato* oversætter *cat*, det tredje kildeord, men står som
-# nummer to. Kilden er udfyldt til seks tokens, som den ville være i et batch med længere sætninger,
-# og padding-masken (`True` = padding) holder alle hoveder væk fra udfyldningen.
+# substantivet, så ordene bytter plads: *gato* oversætter *cat*, det tredje kildeord, men står som
+# nummer to. Kilden er fyldt op med padding til seks tokens, som den ville være i et batch med
+# længere sætninger, og padding-masken (`True` = padding) holder alle hoveder væk fra paddingen.
 #
 # Hvert tokens vektor har tre dele: en *betydnings*vektor, som et ord og dets oversættelse deler,
 # en *positions*vektor og lidt støj. I en rigtig model lærer encoderen og decoderen sådanne
-# vektorer; her er de ortonormale af konstruktion.
+# vektorer; her er de konstrueret, så de er ortonormale.
 
 # %%
 torch.manual_seed(0)
@@ -123,12 +124,12 @@ print("padding mask:", padding.int().tolist())
 # 4 keep their random initial weights.
 
 # %% [markdown] lang="es"
-# ## Dos cabezas con una tarea
+# ## Dos cabezas con un cometido
 #
-# La cabeza *i* es dueña de las filas `i·d_k … (i+1)·d_k − 1` de `W^Q` y `W^K`. La cabeza 1 recibe
-# una proyección que solo lee la parte de significado, la misma para consultas y claves, así que su
-# puntuación es alta donde una palabra de destino y una de origen comparten significado. La cabeza 2
-# hace lo mismo con la parte de posición. Las cabezas 3 y 4 conservan sus pesos iniciales
+# A la cabeza *i* le corresponden las filas `i·d_k … (i+1)·d_k − 1` de `W^Q` y `W^K`. La cabeza 1
+# recibe una proyección que solo lee la parte de significado, la misma para consultas y claves, así
+# que su puntuación es alta donde una palabra de destino y una de origen comparten significado. La
+# cabeza 2 hace lo mismo con la parte de posición. Las cabezas 3 y 4 conservan sus pesos iniciales
 # aleatorios.
 
 # %% [markdown] lang="da"
@@ -173,10 +174,11 @@ for head, part in parts.items():
 # ## Cross-attention, hoved for hoved
 #
 # Decoderens tilstande spørger, encoderens output svarer: `attention(x, memory, memory,
-# key_padding_mask=padding)` returnerer én vektor pr. måltoken, `(B, L, d_model)`. Vægtene bag er
-# `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. måltoken og en kolonne pr. kildetoken.
+# key_padding_mask=padding)` returnerer én vektor pr. måltoken, `(B, L, d_model)`. Vægtene bag har
+# formen `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. måltoken og en søjle pr.
+# kildetoken.
 
-# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une el-the, gato-cat, negro-black y duerme-sleeps, la cabeza 2 sigue la diagonal, las cabezas 3 y 4 están repartidas y las columnas de relleno son 0.", "da": "Fire heatmaps, ét pr. hoved, af hvor meget hvert spansk måltoken retter sin attention mod hvert engelsk kildetoken: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 er spredte, og padding-kolonnerne er 0."}
+# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une el-the, gato-cat, negro-black y duerme-sleeps, la cabeza 2 sigue la diagonal, las cabezas 3 y 4 están repartidas y las columnas de relleno son 0.", "da": "Fire heatmaps, ét pr. hoved, af hvor meget hvert spansk måltoken retter sin attention mod hvert engelsk kildetoken: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 er spredte, og padding-søjlerne er 0."}
 out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
 attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
 # (B, h, L, S): one L x S matrix per head
@@ -196,17 +198,17 @@ plot_heads(weights[0], target, source)
 # ## Cómo leer los mapas de calor
 #
 # La cabeza 1 encontró la traducción: *gato* mira a *cat* y *negro* a *black*, a pesar del cambio de
-# orden. La cabeza 2 mira la misma posición en la otra frase, sea cual sea la palabra. Las cabezas 3
-# y 4 reparten su atención casi por igual, como hacen las cabezas sin entrenar. En todas las
+# orden. La cabeza 2 mira a la misma posición en la otra frase, sea cual sea la palabra. Las cabezas
+# 3 y 4 reparten su atención casi por igual, como hacen las cabezas sin entrenar. En todas las
 # cabezas, las dos columnas de relleno valen exactamente 0.
 
 # %% [markdown] lang="da"
-# ## Sådan læses heatmaps
+# ## Sådan læser man heatmappene
 #
-# Hoved 1 fandt oversættelsen: *gato* ser på *cat* og *negro* på *black*, på tværs af den ændrede
-# ordstilling. Hoved 2 ser på den samme position i den anden sætning, uanset hvilket ord der står
+# Hoved 1 fandt oversættelsen: *gato* ser på *cat* og *negro* på *black*, selvom ordstillingen er
+# byttet om. Hoved 2 ser på den samme position i den anden sætning, uanset hvilket ord der står
 # der. Hoved 3 og 4 spreder deres attention næsten jævnt, som utrænede hoveder gør. I alle hoveder
-# er de to padding-kolonner præcis 0.
+# er de to padding-søjler præcis 0.
 
 # %%
 by_meaning = [source[i] for i in weights[0, 0].argmax(dim=-1)]
@@ -228,16 +230,16 @@ assert weights[..., 4:].max() == 0
 # %% [markdown] lang="es"
 # ## Comprobación con PyTorch
 #
-# La misma capa como `torch.nn.MultiheadAttention`: los pesos se copian a su formato, y su
-# `key_padding_mask` usa la misma convención que la nuestra (`True` = relleno). Las salidas y los
-# pesos de cada cabeza deben coincidir.
+# La misma capa, construida como `torch.nn.MultiheadAttention`: los pesos se copian a su formato, y
+# su `key_padding_mask` sigue la misma convención que la nuestra (`True` = relleno). Las salidas y
+# los pesos de cada cabeza deben coincidir.
 
 # %% [markdown] lang="da"
 # ## Kontrol mod PyTorch
 #
-# Det samme lag som `torch.nn.MultiheadAttention`: vægtene kopieres over i dens format, og dens
-# `key_padding_mask` bruger samme konvention som vores (`True` = padding). Output og vægte pr.
-# hoved skal stemme overens.
+# Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dens format,
+# og dens `key_padding_mask` bruger samme konvention som vores (`True` = padding). Output og vægte
+# pr. hoved skal stemme overens.
 
 # %%
 # --8<-- "snippets/torch_mha_weights.py:code"

@@ -15,30 +15,30 @@
 # %% [markdown] lang="es"
 # # Atención multicabeza paso a paso
 #
-# Este cuaderno abre una llamada de atención multicabeza y ejecuta sus pasos uno a uno: las
+# Este cuaderno desmonta una llamada a la atención multicabeza y ejecuta sus pasos uno a uno: las
 # proyecciones, la división en cabezas, las puntuaciones, el softmax, la suma ponderada de los
-# valores, la concatenación y la proyección de salida, e imprime la forma de cada tensor por el
-# camino. Los mapas de calor muestran los pesos de atención de cada cabeza, y las últimas celdas
-# comprueban que los pasos dan exactamente lo que el módulo calcula en una sola llamada, y lo que
-# calcula `torch.nn.MultiheadAttention` de PyTorch con los mismos pesos.
+# valores, la concatenación y la proyección de salida, e imprime sobre la marcha la forma de cada
+# tensor. Los mapas de calor muestran los pesos de atención de cada cabeza, y las últimas celdas
+# comprueban que los pasos dan exactamente lo mismo que el módulo en una sola llamada y que
+# `torch.nn.MultiheadAttention` de PyTorch con los mismos pesos.
 #
-# El código es el del propio sitio, de la entrada del glosario sobre la atención multicabeza. Los
-# pesos son aleatorios (no se entrena nada), así que los patrones de los mapas de calor todavía no
-# significan nada: lo importante son las formas y el mecanismo. Las formas se escriben
+# El código es el del propio sitio, tomado de la entrada del glosario sobre la atención multicabeza.
+# Los pesos son aleatorios (no se entrena nada), así que los patrones de los mapas de calor todavía
+# no significan nada: lo importante son las formas y el mecanismo. Las formas se escriben
 # `(B, T, d_model)`: lote, tokens, ancho del modelo.
 
 # %% [markdown] lang="da"
 # # Multi-head attention trin for trin
 #
-# Denne notebook åbner ét kald af multi-head attention og kører trinene ét ad gangen:
+# Denne notebook skiller ét kald af multi-head attention ad og kører trinene et ad gangen:
 # projektionerne, opdelingen i hoveder, scorerne, softmax, den vægtede sum af værdierne,
 # sammenkædningen og outputprojektionen, og den udskriver formen på hver tensor undervejs.
-# Heatmaps viser hvert hoveds attention-vægte, og de sidste celler kontrollerer, at trinene giver
+# Heatmappene viser hvert hoveds attention-vægte, og de sidste celler kontrollerer, at trinene giver
 # præcis det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
 # med de samme vægte.
 #
-# Koden er sidens egen, fra ordlisteopslaget om multi-head attention. Vægtene er tilfældige
-# (intet er trænet), så mønstrene i heatmaps betyder endnu ingenting: det er formerne og
+# Koden er sitets egen, fra ordlisteopslaget om multi-head attention. Vægtene er tilfældige
+# (intet er trænet), så mønstrene i heatmappene betyder endnu ingenting: det er formerne og
 # mekanikken, der er pointen. Former skrives `(B, T, d_model)`: batch, tokens, modellens bredde.
 
 # %%
@@ -54,8 +54,8 @@
 # una columna por token de clave y, en cada celda, el peso que esa consulta da a esa clave.
 
 # %% [markdown] lang="da"
-# En lille hjælpefunktion tegner ét heatmap pr. hoved: en række pr. query-token, en kolonne pr.
-# key-token og i hver celle den vægt, som forespørgslen giver nøglen.
+# En lille hjælpefunktion tegner ét heatmap pr. hoved: en række pr. forespørgselstoken, en søjle
+# pr. nøgletoken og i hver celle den vægt, som forespørgslen giver nøglen.
 
 # %%
 # --8<-- "docs/notebooks/_heatmaps.py:code"
@@ -69,15 +69,15 @@
 # %% [markdown] lang="es"
 # ## La entrada
 #
-# Una frase de seis tokens (un lote de uno), un ancho de modelo de 16 y cuatro cabezas, así que
-# cada cabeza trabaja en `d_k = 16 / 4 = 4` dimensiones. Unos vectores aleatorios hacen de
-# embeddings de los tokens.
+# Una frase de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, así
+# que cada cabeza trabaja en `d_k = 16 / 4 = 4` dimensiones. Unos vectores aleatorios hacen las
+# veces de embeddings de los tokens.
 
 # %% [markdown] lang="da"
 # ## Inputtet
 #
 # Én sætning på seks tokens (et batch på én), en modelbredde på 16 og fire hoveder, så hvert
-# hoved arbejder i `d_k = 16 / 4 = 4` dimensioner. Tilfældige vektorer står i stedet for
+# hoved arbejder i `d_k = 16 / 4 = 4` dimensioner. Tilfældige vektorer bruges i stedet for
 # tokenernes embeddings.
 
 # %%
@@ -99,14 +99,15 @@ print("x:", tuple(x.shape), "  d_k =", mha.d_k)
 # ## 1. Proyecciones
 #
 # En la autoatención, las consultas, las claves y los valores salen todos de `x`, cada uno a través
-# de su propia transformación lineal aprendida `W^Q`, `W^K`, `W^V`. Un `nn.Linear(d_model, d_model)`
-# por papel contiene las cuatro cabezas a la vez, así que las formas todavía no cambian.
+# de su propia transformación lineal aprendida: `W^Q`, `W^K` y `W^V`. Una sola
+# `nn.Linear(d_model, d_model)` por papel abarca las cuatro cabezas a la vez, así que las formas
+# todavía no cambian.
 
 # %% [markdown] lang="da"
 # ## 1. Projektioner
 #
 # I self-attention kommer forespørgsler, nøgler og værdier alle fra `x`, hver gennem sin egen
-# lærte lineære afbildning `W^Q`, `W^K`, `W^V`. Én `nn.Linear(d_model, d_model)` pr. rolle rummer
+# lærte lineære afbildning `W^Q`, `W^K`, `W^V`. Ét `nn.Linear(d_model, d_model)` pr. rolle rummer
 # alle fire hoveder på én gang, så formerne ændrer sig ikke endnu.
 
 # %%
@@ -125,14 +126,14 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 # %% [markdown] lang="es"
 # ## 2. División en cabezas
 #
-# `split_heads` ve la última dimensión como `(h, d_k)` y adelanta la dimensión de las cabezas:
-# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. La cabeza *i* recibe las características
-# `i·d_k … (i+1)·d_k − 1` de cada token; no se copia ni se mezcla nada.
+# `split_heads` reinterpreta la última dimensión como `(h, d_k)` y adelanta la dimensión de las
+# cabezas: `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. La cabeza *i* recibe las
+# componentes `i·d_k … (i+1)·d_k − 1` de cada token; no se copia ni se mezcla nada.
 
 # %% [markdown] lang="da"
 # ## 2. Opdeling i hoveder
 #
-# `split_heads` ser den sidste dimension som `(h, d_k)` og flytter hoveddimensionen frem:
+# `split_heads` læser den sidste dimension som `(h, d_k)` og flytter hoveddimensionen frem:
 # `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hoved *i* får features
 # `i·d_k … (i+1)·d_k − 1` fra hvert token; intet kopieres eller blandes.
 
@@ -156,15 +157,16 @@ assert same
 # ## 3. Puntuaciones
 #
 # Cada cabeza compara cada consulta con cada clave: `q k^T / sqrt(d_k)`. La matriz de puntuaciones
-# `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir entre `sqrt(d_k)` mantiene las
-# puntuaciones cerca de varianza uno, para que el softmax siguiente no se sature.
+# `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir entre `sqrt(d_k)` mantiene la
+# varianza de las puntuaciones cerca de 1, para que el softmax que viene a continuación no se
+# sature.
 
 # %% [markdown] lang="da"
 # ## 3. Scorer
 #
 # Hvert hoved sammenligner hver forespørgsel med hver nøgle: `q k^T / sqrt(d_k)`. Scorematricen på
-# `T × T` findes én gang pr. hoved, deraf `(B, h, T, T)`. Divisionen med `sqrt(d_k)` holder scorerne
-# nær varians én, så den efterfølgende softmax ikke mættes.
+# `T × T` findes én gang pr. hoved, deraf `(B, h, T, T)`. Divisionen med `sqrt(d_k)` holder
+# scorernes varians tæt på 1, så den efterfølgende softmax ikke går i mætning.
 
 # %%
 scores = q_heads @ k_heads.transpose(-2, -1) / math.sqrt(mha.d_k)  # (B, h, T, T)
@@ -186,10 +188,10 @@ print("scores:", tuple(scores.shape))
 # %% [markdown] lang="da"
 # ## 4. Softmax
 #
-# Softmax køres over nøglerne, den sidste dimension: hver række bliver til vægte, der er
-# positive og summer til 1. Ét heatmap pr. hoved: række = query-token, kolonne = key-token.
+# Softmax tages over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
+# summerer til 1. Ét heatmap pr. hoved: række = forespørgselstoken, søjle = nøgletoken.
 
-# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase 'the cat sat on the mat'; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen 'the cat sat on the mat'; hver række summer til 1."}
+# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen "the cat sat on the mat"; hver række summer til 1."}
 weights = torch.softmax(scores, dim=-1)  # (B, h, T, T)
 rows_sum_to_one = torch.allclose(weights.sum(dim=-1), torch.ones(1, num_heads, len(tokens)))
 print("weights:", tuple(weights.shape), "  rows sum to 1:", rows_sum_to_one)
@@ -206,15 +208,15 @@ plot_heads(weights[0], tokens, tokens)
 # ## 5. Suma ponderada de los valores
 #
 # Cada cabeza mezcla sus vectores de valor con sus pesos: `(B, h, T, T) @ (B, h, T, d_k)` →
-# `(B, h, T, d_k)`. Los pasos 3 a 5 son exactamente la atención de producto escalar escalado,
+# `(B, h, T, d_k)`. Los pasos 3 a 5 son exactamente la atención por producto escalar escalado,
 # aplicada a todas las cabezas a la vez.
 
 # %% [markdown] lang="da"
 # ## 5. Vægtet sum af værdierne
 #
 # Hvert hoved blander sine værdivektorer med sine vægte: `(B, h, T, T) @ (B, h, T, d_k)` →
-# `(B, h, T, d_k)`. Trin 3 til 5 er præcis scaled dot-product attention, kørt på alle hoveder på
-# én gang.
+# `(B, h, T, d_k)`. Trin 3 til 5 er præcis scaled dot-product attention, anvendt på alle hoveder
+# på én gang.
 
 # %%
 heads = weights @ v_heads  # (B, h, T, d_k)
@@ -236,12 +238,12 @@ assert same
 #
 # Se vuelven a adelantar los tokens y se ponen las cabezas una junto a otra: `(B, h, T, d_k)` →
 # `(B, T, h, d_k)` → `(B, T, h·d_k)`, que vuelve a ser `(B, T, d_model)`. Aquí `reshape` copia,
-# porque el tensor transpuesto no es contiguo.
+# porque el tensor traspuesto no es contiguo.
 
 # %% [markdown] lang="da"
 # ## 6. Sammenkædning af hovederne
 #
-# Tokens flyttes frem igen, og hovederne lægges side om side: `(B, h, T, d_k)` →
+# Token-dimensionen flyttes frem igen, og hovederne lægges side om side: `(B, h, T, d_k)` →
 # `(B, T, h, d_k)` → `(B, T, h·d_k)`, som igen er `(B, T, d_model)`. `reshape` kopierer her, fordi
 # den transponerede tensor ikke er sammenhængende i hukommelsen.
 
@@ -258,8 +260,8 @@ print("concat:", tuple(concat.shape))
 # %% [markdown] lang="es"
 # ## 7. Proyección de salida
 #
-# `W^O` mezcla lo que encontraron las cabezas en un vector de `d_model` por token. La salida tiene
-# la forma de la entrada, así que las capas de atención se pueden apilar.
+# `W^O` combina lo que han encontrado las cabezas en un único vector de tamaño `d_model` por token.
+# La salida tiene la forma de la entrada, así que las capas de atención se pueden apilar.
 
 # %% [markdown] lang="da"
 # ## 7. Outputprojektion
@@ -278,14 +280,14 @@ print("out:", tuple(out.shape))
 # returns once our weights are copied into its packed layout, per-head weights included.
 
 # %% [markdown] lang="es"
-# ## Comprobación: una sola llamada, y PyTorch
+# ## Comprobación: una sola llamada y PyTorch
 #
-# Los siete pasos deben dar lo que devuelve `mha(x, x, x)`, y lo que devuelve
+# Los siete pasos deben dar lo mismo que devuelve `mha(x, x, x)` y lo mismo que devuelve
 # `torch.nn.MultiheadAttention` una vez copiados nuestros pesos a su formato empaquetado, incluidos
-# los pesos de cada cabeza.
+# los pesos de atención de cada cabeza.
 
 # %% [markdown] lang="da"
-# ## Kontrol: ét kald, og PyTorch
+# ## Kontrol mod ét kald og mod PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
 # returnerer, når vores vægte er kopieret over i dens pakkede format, inklusive vægtene pr. hoved.
@@ -317,18 +319,19 @@ assert all(checks.values())
 # %% [markdown] lang="es"
 # ## Con una máscara causal
 #
-# En un decodificador, el token *i* solo puede mirar los tokens `0 … i`. La máscara causal
-# (`True` = puede atender) pone las demás puntuaciones al float más negativo antes del softmax, así
-# que sus pesos son exactamente 0 y cada mapa de calor queda triangular inferior.
-# `nn.MultiheadAttention` espera la convención contraria (`True` = ignorar), de ahí el `~`.
+# En un decodificador, el token *i* solo puede atender a los tokens `0 … i`. La máscara causal
+# (`True` = puede atender) asigna a las demás puntuaciones el valor de coma flotante más negativo
+# antes del softmax, de modo que sus pesos valen exactamente 0 y cada mapa de calor queda triangular
+# inferior. `nn.MultiheadAttention` espera la convención contraria (`True` = ignorar), de ahí el
+# `~`.
 
 # %% [markdown] lang="da"
 # ## Med en kausal maske
 #
 # I en decoder må token *i* kun se på tokens `0 … i`. Den kausale maske (`True` = må bruges)
-# sætter de øvrige scorer til det mest negative float før softmax, så deres vægte er præcis 0, og
-# hvert heatmap bliver nedre trekantet. `nn.MultiheadAttention` bruger den modsatte konvention
-# (`True` = ignorer), deraf `~`.
+# sætter de øvrige scorer til den mest negative float-værdi før softmax, så deres vægte bliver
+# præcis 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
+# den modsatte konvention (`True` = ignorér), deraf `~`.
 
 # %%
 # --8<-- "snippets/masks.py:code"
