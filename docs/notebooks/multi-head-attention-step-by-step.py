@@ -191,7 +191,7 @@ print("scores:", tuple(scores.shape))
 # Softmax tages over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
 # summerer til 1. Ét heatmap pr. hoved: række = forespørgselstoken, søjle = nøgletoken.
 
-# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen "the cat sat on the mat"; hver række summer til 1."}
+# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen »the cat sat on the mat«; hver række summer til 1."}
 weights = torch.softmax(scores, dim=-1)  # (B, h, T, T)
 rows_sum_to_one = torch.allclose(weights.sum(dim=-1), torch.ones(1, num_heads, len(tokens)))
 print("weights:", tuple(weights.shape), "  rows sum to 1:", rows_sum_to_one)
