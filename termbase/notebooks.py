@@ -28,6 +28,7 @@ download button in the page's language.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import html as html_lib
 import json
@@ -110,14 +111,22 @@ def source_paths() -> list[Path]:
 
 
 def read_source(path: Path) -> Source:
+    """The parsed source; parsed once per version of the file (titles and pages ask often)."""
+    stat = path.stat()
+    cells, headers = _parse(str(path), stat.st_mtime_ns, stat.st_size)
+    return Source(path, path.stem, copy.deepcopy(cells), list(headers))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(path: str, mtime_ns: int, size: int):
     import jupytext
 
-    text = path.read_text(encoding="utf-8")
+    text = Path(path).read_text(encoding="utf-8")
     notebook = jupytext.reads(text, fmt="py:percent")
     headers = [number for number, line in enumerate(text.splitlines(), 1) if CELL_HEADER.match(line)]
     if len(headers) != len(notebook.cells):  # text before the first `# %%` is a cell too
         headers = [1] * (len(notebook.cells) - len(headers)) + headers
-    return Source(path, path.stem, list(notebook.cells), headers)
+    return list(notebook.cells), tuple(headers)
 
 
 def title(name: str, lang: str) -> str:
