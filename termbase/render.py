@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from termbase import status
+from termbase.benchmarks_page import benchmark_table
 from termbase.model import DEFAULT_LANG, LANGS, sources, t, terms, torch_version, ui
 
 MARKER = re.compile(r"^\{\{ (\w+) \}\}$", re.M)
@@ -158,5 +159,5 @@ RENDERERS = {
     "related": related,
     "sources": sources_list,
     "glossary_index": glossary_index,
-    "benchmark_table": lambda slug, lang: __import__("termbase.benchmarks_page").benchmarks_page.benchmark_table(slug, lang),
+    "benchmark_table": benchmark_table,
 }
