@@ -19,6 +19,7 @@ import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,3 +162,20 @@ def _huge_literals(source):
     source = textwrap.dedent(source)
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
     return [t.string for t in tokens if t.type == tokenize.NUMBER and abs(complex(t.string)) >= 1e9]
+
+
+def module_tests(module, expected_output):
+    """The two tests every snippet module gets: its sections are laid out right, and each of its
+    blocks runs from an empty directory and prints the expected lines. Use as
+    `test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)`."""
+    runs = start_blocks(module.BLOCKS)
+
+    def test_layout():
+        check_module_layout(module)
+        assert set(expected_output) == set(module.BLOCKS)
+
+    @pytest.mark.parametrize("block", sorted(module.BLOCKS))
+    def test_block_runs_from_empty_dir(block):
+        check_block_run(runs[block], expected_output[block])
+
+    return test_layout, test_block_runs_from_empty_dir

@@ -12,7 +12,6 @@ from snippets.multi_head_attention import MultiHeadAttention
 from snippets.torch_mha_weights import load_into_torch
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": [
         "per-head weights shape: (2, 4, 5, 5)",
@@ -25,14 +24,7 @@ EXPECTED_OUTPUT = {
 PROPERTY_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @PROPERTY_SETTINGS

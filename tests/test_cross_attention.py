@@ -11,21 +11,13 @@ from snippets.cross_attention import CrossAttention
 from snippets.torch_mha_weights import load_into_torch
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": ["output shape: (2, 3, 16)", "matches nn.MultiheadAttention: True", "padded positions ignored: True"]
 }
 PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @PROPERTY_SETTINGS

@@ -1,6 +1,5 @@
 """snippets/cross_attention_cache.py: cached encoder keys/values equal recomputing them."""
 
-import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +9,6 @@ from snippets.cross_attention import CrossAttention
 from snippets.cross_attention_cache import CrossAttentionCache
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": [
         "steps: 6 key projections: 7 (1 cached + 6 recomputed)",
@@ -20,14 +18,7 @@ EXPECTED_OUTPUT = {
 PROPERTY_SETTINGS = settings(max_examples=15, deadline=None, derandomize=True)
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @PROPERTY_SETTINGS

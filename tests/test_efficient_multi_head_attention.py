@@ -1,6 +1,5 @@
 """snippets/efficient_multi_head_attention.py against torch.nn.MultiheadAttention."""
 
-import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +9,6 @@ import snippets.efficient_multi_head_attention as mod
 from snippets.efficient_multi_head_attention import EfficientSelfAttention
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {"demo": ["output shape: (4, 10, 64)", "matches nn.MultiheadAttention: True"]}
 
 
@@ -26,14 +24,7 @@ def pair(d_model, num_heads, dtype=torch.float32, seed=0):
     return ours, ref
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

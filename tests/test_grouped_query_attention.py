@@ -11,7 +11,6 @@ from snippets.grouped_query_attention import GroupedQueryAttention, grouped_quer
 from snippets.multi_head_attention import MultiHeadAttention
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": [
         "multi-query matches SDPA enable_gqa=True: True",
@@ -24,14 +23,7 @@ EXPECTED_OUTPUT = {
 PROPERTY_SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @PROPERTY_SETTINGS

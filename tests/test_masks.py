@@ -11,7 +11,6 @@ import snippets.masks as mod
 from snippets.masks import causal_mask, combine_masks, key_padding_mask, masked_attention
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": [
         "matches F.scaled_dot_product_attention: True",
@@ -39,14 +38,7 @@ def qkv(seed, batch, heads, length, source, d_k, dtype=torch.float64):
     )
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 def test_key_padding_mask_marks_positions_past_each_length():

@@ -11,7 +11,6 @@ from snippets.multi_head_attention import MultiHeadAttention
 from snippets.torch_mha_weights import load_into_torch
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {"demo": ["output shape: (2, 5, 16)", "matches nn.MultiheadAttention: True"]}
 PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
@@ -30,14 +29,7 @@ def valid_padding(gen, batch, source):
     return padding
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @pytest.mark.parametrize("batch_first", [True, False])

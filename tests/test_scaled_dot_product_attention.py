@@ -14,7 +14,6 @@ from snippets.scaled_dot_product_attention import (
     scaled_dot_product_attention,
 )
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": ["output shape: (2, 4, 8)", "matches F.scaled_dot_product_attention: True"],
     "mask_conventions": [
@@ -41,14 +40,7 @@ def qkv(gen, batch, heads, length, source, d_k, dtype=torch.float64, d_v=None):
     return q, k, v
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])

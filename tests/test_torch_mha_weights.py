@@ -9,7 +9,6 @@ from snippets.multi_head_attention import MultiHeadAttention
 from snippets.torch_mha_weights import load_from_torch, load_into_torch
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": [
         "packed in_proj -> ours, matches: True",
@@ -20,14 +19,7 @@ EXPECTED_OUTPUT = {
 LAYOUTS = {"packed": (None, None), "separate-kdim": (5, None), "separate-both": (5, 7)}
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
