@@ -74,6 +74,11 @@ def notebook_links(slug, lang):
     return f"\n\n**{t('notebook', lang)}:** {links}" if links else ""
 
 
+def verified(slug, lang):
+    """The note under embedded code on pages that are not entries (FAQ)."""
+    return f"<small>{t('verified_page', lang).format(version=torch_version())}</small>"
+
+
 def figure(slug, lang):
     term = terms()[slug]
     src = f"../assets/figures/{term['figure']}.svg"
@@ -150,6 +155,7 @@ def slim_code(page_html: str) -> str:
 
 
 RENDERERS = {
+    "verified": verified,
     "translation_status": translation_status,
     "exports": exports,
     "summary": summary,

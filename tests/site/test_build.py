@@ -87,3 +87,23 @@ def test_no_page_requests_a_third_party_host(built_site):
     for css in site.rglob("*.css"):
         text = css.read_text(encoding="utf-8")
         assert not re.search(r"url\(['\"]?(?:https?:)?//|@import\s+['\"]?(?:url\()?['\"]?https?:", text), css
+
+
+def _structure(html):
+    article = html.split("<article", 1)[1].split("</article>", 1)[0]
+    sections = len(re.findall(r"<h2[ >]", article))
+    display_math = re.findall(r'<div class="termbase-math">(.*?)</div>', article, re.S)
+    figures = len(re.findall(r'class="termbase-figure"', article))
+    return sections, display_math, figures
+
+
+def test_entries_have_the_same_sections_formulas_and_figures_in_every_language(built_site):
+    site, _ = built_site
+    for slug in terms():
+        url = f"glossary/{slug}/"
+        en = _structure(page_for(site, "en", url).read_text(encoding="utf-8"))
+        assert en[0] >= 7 and en[1], f"{slug}: an entry has its sections and at least one formula"
+        for lang in ("es", "da"):
+            assert _structure(page_for(site, lang, url).read_text(encoding="utf-8")) == en, f"{lang}/{url}"
+    with_figure = sum(bool(terms()[slug].get("figure")) for slug in terms())
+    assert with_figure * 2 >= len(terms()), "at least half of the entries have a picture"

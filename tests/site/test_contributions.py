@@ -180,3 +180,32 @@ def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
     assert "ældre end den seneste" not in fresh
     status_page = (site / "es/status/index.html").read_text(encoding="utf-8")
     assert f"glossary/{ENTRY}.md" in status_page and "Desactualizadas" in status_page
+
+
+def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):
+    """What the contributing page walks a newcomer through: new, fill in, check, build."""
+    project = copy_project(tmp_path / "project")
+    assert termbase_cli(project, "new", "key-padding").returncode == 0
+    record = project / "termbase/terms/key-padding.yml"
+    record.write_text(
+        "category: mechanism\nlevel: beginner\nrelated: [attention-mask]\nsources: [pytorch-mha]\n"
+        "formula:\n  - y = x\ncode:\n  - [snippets/key_padding.py:code, snippets/key_padding.py:demo]\n"
+        "en: {term: key padding, short: Padding on the key side.}\n"
+        "es: {term: relleno de claves, short: Relleno del lado de las claves.}\n"
+        "da: {term: nøgle-padding, short: Padding på nøglesiden.}\n", encoding="utf-8")
+    for path in [*project.glob("docs/glossary/key-padding.*.md"), project / "snippets/key_padding.py"]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("TODO(termbase)", "Filled in").replace(
+            "*Filled in: an example", "*Filled in, an example"), encoding="utf-8")
+    test = project / "tests/test_key_padding.py"
+    test.write_text(test.read_text(encoding="utf-8").replace(
+        'pytest.fail("TODO(termbase): compare key_padding with torch\'s reference implementation")',
+        "assert key_padding(1) == 1"), encoding="utf-8")
+    checked = termbase_cli(project, "check")
+    assert checked.returncode == 0, checked.stdout
+    site = tmp_path / "site"
+    built = mkdocs_build(project, site)
+    assert built.returncode == 0, built.stdout + built.stderr
+    for prefix, name in (("", "key padding"), ("es/", "relleno de claves"), ("da/", "nøgle-padding")):
+        page = (site / prefix / "glossary/key-padding/index.html").read_text(encoding="utf-8")
+        assert name.capitalize() in page and "language-python" in page
