@@ -109,18 +109,27 @@ def start_blocks(blocks):
     cpu_count at a time, while the in-process tests run. Each block gets its own empty
     directory under one temporary directory removed at exit.
     """
+    # compose now: a broken reference fails at collection
+    return {name: run_once(compose(refs)) for name, refs in blocks.items()}
+
+
+_STARTED = {}  # program text -> Future: a program is run once per test session
+
+
+def run_once(source):
+    """Run a program in a fresh interpreter from its own empty directory, once per session:
+    the site's code-block test gets the same result for a block the snippet tests already ran."""
     global _POOL, _TMP
     if _POOL is None:
         _TMP = tempfile.TemporaryDirectory(prefix="snippet-blocks-")
         _POOL = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
         atexit.register(_TMP.cleanup)
         atexit.register(_POOL.shutdown)  # registered last, so it runs before the cleanup
-    futures = {}
-    for name, refs in blocks.items():
-        source = compose(refs)  # compose now: a broken reference fails at collection
+    key = source.strip()
+    if key not in _STARTED:
         workdir = Path(tempfile.mkdtemp(dir=_TMP.name))
-        futures[name] = _POOL.submit(run_program, source, workdir)
-    return futures
+        _STARTED[key] = _POOL.submit(run_program, key + "\n", workdir)
+    return _STARTED[key]
 
 
 def check_block_run(future, expected_lines):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import html
 import os
 import shutil
 import subprocess
@@ -86,18 +84,3 @@ def python_blocks(page: Path) -> list[str]:
     parser = _CodeBlocks()
     parser.feed(page.read_text(encoding="utf-8"))
     return parser.blocks
-
-
-def run_block(code: str, workdir: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    """Run one copied block with a fresh interpreter from an empty directory."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    name = "block_" + hashlib.sha1(code.encode()).hexdigest()[:10] + ".py"
-    (workdir / name).write_text(code, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [sys.executable, "-I", name], cwd=workdir, capture_output=True, text=True, env=env, timeout=timeout,
-    )
-
-
-def unescape(text: str) -> str:
-    return html.unescape(text)
