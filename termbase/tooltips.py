@@ -17,8 +17,8 @@ from termbase.model import terms
 
 TAG = re.compile(r"(<[^>]+>)")
 TOKEN = re.compile(r"\w+|[^\w\s]")
-# Text inside these is never linked: code, links, headings, math, scripts.
-SKIP = {"a", "code", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "math", "script", "style", "textarea"}
+# Text inside these is never linked: code, links, headings, math, scripts, struck-out forms to avoid.
+SKIP = {"a", "code", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "math", "script", "style", "textarea", "del", "s"}
 
 
 @functools.lru_cache(maxsize=None)
