@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from xml.etree import ElementTree as ET
@@ -94,5 +95,6 @@ def to_tbx() -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+@functools.lru_cache(maxsize=None)  # every language site publishes the same three files
 def render(fmt: str) -> str:
     return {"tbx": to_tbx, "csv": to_csv, "json": to_json}[fmt]()

@@ -33,6 +33,7 @@ def on_config(config):
         model.forget()
         status.forget()
         tooltips.forget()
+        export.render.cache_clear()
     i18n.configure(config)
     notebooks.configure(config)
     if i18n.current_lang(config) == i18n.DEFAULT_LANG:
@@ -91,6 +92,12 @@ def _stemmed_search(output: str) -> str:
 
 def on_post_page(output, page, config):
     return _stemmed_search(i18n.absolute_hreflang(output, page, config))
+
+
+def on_pre_template(template, template_name, config):
+    if template_name == "404.html":  # not a page: its switcher leads to each language's home
+        config.extra["alternate"] = i18n.alternates(None, config)
+    return template
 
 
 def on_post_template(output_content, template_name, config):

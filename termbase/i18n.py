@@ -85,13 +85,14 @@ def localize_files(files: Files, config) -> Files:
 
 
 def alternates(page, config) -> list[dict]:
-    """The same page in every language, as site-root-relative links."""
+    """The same page in every language (each home page without one), as site-root-relative links."""
     root = site_root(config)
+    url = page.url if page is not None else ""
     return [
         {
             "name": ui()["language_name"][lang],
             "lang": lang,
-            "link": root + lang_prefix(lang) + page.url,
+            "link": root + lang_prefix(lang) + url,
         }
         for lang in LANGS
     ]

@@ -62,7 +62,10 @@ def test_search_index_per_language_with_its_stemmer(built_site):
 def test_missing_pages_get_a_404_in_their_language(built_site):
     site, _ = built_site
     assert "<h1>Siden blev ikke fundet</h1>" in (site / "da" / "404.html").read_text(encoding="utf-8")
-    assert "<h1>Página no encontrada</h1>" in (site / "es" / "404.html").read_text(encoding="utf-8")
+    spanish = (site / "es" / "404.html").read_text(encoding="utf-8")
+    assert "<h1>Página no encontrada</h1>" in spanish
+    switcher = re.findall(r'<a href="([^"]+)" hreflang="\w+" class="md-select__link"', spanish)
+    assert switcher == ["/", "/es/", "/da/"], "a missing page's switcher leads to each home page"
     root = (site / "404.html").read_text(encoding="utf-8")
     assert "<h1>Page not found</h1>" in root
     # the one /404.html a static host serves for every path hands /es/ and /da/ to their own page
