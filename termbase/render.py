@@ -139,8 +139,8 @@ def outdated_notice(page_path: str, lang: str, english_url: str) -> str:
 
 def exports(slug, lang):
     """Links to the term base in the three exchange formats, published at the site root."""
-    root = "../" * 1  # the glossary index sits one level below its language root
-    return " · ".join(f"[{label}]({root}termbase.{fmt})" for fmt, label in
+    # The glossary index sits one level below its language root.
+    return " · ".join(f"[{label}](../termbase.{fmt})" for fmt, label in
                       (("tbx", "TBX (ISO 30042)"), ("csv", "CSV"), ("json", "JSON")))
 
 

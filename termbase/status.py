@@ -74,7 +74,13 @@ def page_statuses() -> list[PageStatus]:
 
 
 def is_outdated(page: str, lang: str) -> bool:
-    return any(s.outdated for s in page_statuses_cached() if s.page == page and s.lang == lang)
+    return (page, lang) in _outdated()
+
+
+@functools.lru_cache(maxsize=1)
+def _outdated() -> frozenset[tuple[str, str]]:
+    """Asked once per page: a set, not a scan of every page's status."""
+    return frozenset((s.page, s.lang) for s in page_statuses_cached() if s.outdated)
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,3 +105,4 @@ def summary() -> dict[str, dict[str, int]]:
 def forget() -> None:
     _commit_times.cache_clear()
     page_statuses_cached.cache_clear()
+    _outdated.cache_clear()
