@@ -6,6 +6,7 @@ from `python -m termbase check`, from the test suite and at the start of every M
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,9 +76,15 @@ def snippet_section_exists(ref: str) -> str | None:
     path = ROOT / file_part
     if not path.is_file():
         return f"snippet file {file_part} does not exist"
-    if section and f"--8<-- [start:{section}]" not in path.read_text(encoding="utf-8"):
+    if section and f"--8<-- [start:{section}]" not in _text(path, path.stat().st_mtime_ns):
         return f"section '{section}' is not marked in {file_part}"
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _text(path: Path, mtime_ns: int) -> str:
+    """A snippet module's text, read once per version: many entries embed the same modules."""
+    return path.read_text(encoding="utf-8")
 
 
 def check_terms(report: Report) -> dict:
