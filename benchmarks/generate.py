@@ -1,7 +1,7 @@
 """Projects to build: a copy of the real site, a copy with N generated terms, and the same
 pages as plain per-language Markdown for the baselines (plain MkDocs + Material, Zensical).
 
-Generated entries come from the project's own templates (termbase/templates/: entry.md,
+Generated entries come from the project's own templates (termbase/data/templates/: entry.md,
 record.yml, snippet.py) with every `TODO(termbase)` replaced by filler prose, so that
 `python -m termbase check` passes on the copy exactly as it does on a real contribution.
 """

@@ -321,7 +321,7 @@ def markdown(r: dict) -> str:
     if scale:
         out += ["## Scale: generated terms × 3 languages", "",
                 "Each size is a copy of the project whose glossary is N generated entries made from "
-                "`termbase/templates/` (entry.md, record.yml, snippet.py; filler prose in each language, "
+                "`termbase/data/templates/` (entry.md, record.yml, snippet.py; filler prose in each language, "
                 "one snippet module and test per term; `termbase check` passes). This build: "
                 "`mkdocs build --strict` with the project's mkdocs.yml and hooks, caches cleared except the "
                 "executed notebooks (a fixed cost independent of N, see the real site's cold build). Plain "

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from termbase import notebooks
-from termbase.model import DOCS, LANGS, MARKERS, PACKAGE, ROOT, SECTION_KEYS, page_lang, term_files, ui
+from termbase.model import DATA, DOCS, LANGS, MARKERS, PACKAGE, ROOT, SECTION_KEYS, page_lang, term_files, ui
 
 SNIPPET_REF = re.compile(r'--8<--\s+"([^"]+)"')
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*\{?\s*\.?(\w*)")
@@ -88,11 +88,11 @@ def _text(path: Path, mtime_ns: int) -> str:
 
 
 def check_terms(report: Report) -> dict:
-    sources, src_lines = _load(PACKAGE / "sources.yml", report)
+    sources, src_lines = _load(DATA / "sources.yml", report)
     sources = sources or {}
     for sid, src in sources.items():
         if not str((src or {}).get("url", "")).startswith("https://"):
-            report.add(PACKAGE / "sources.yml", src_lines.get((sid,), 1), f"source '{sid}' has no https URL",
+            report.add(DATA / "sources.yml", src_lines.get((sid,), 1), f"source '{sid}' has no https URL",
                        "add `url: https://...` pointing at the paper or documentation")
     records = {}
     for path in term_files():
@@ -100,7 +100,7 @@ def check_terms(report: Report) -> dict:
         if record is None:
             continue
         if not isinstance(record, dict):
-            report.add(path, 1, "the record is not a mapping", "see termbase/terms/README.md for the layout")
+            report.add(path, 1, "the record is not a mapping", "see termbase/data/terms/README.md for the layout")
             continue
         records[path.stem] = (path, record, lines)
     seen = {lang: {} for lang in LANGS}
@@ -118,7 +118,7 @@ def _check_record(slug, path, term, lines, records, sources, seen, report):
     if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug):
         report.add(path, 1, f"slug '{slug}' is not lowercase-with-hyphens", "rename the file, e.g. 'causal-mask.yml'")
     for field in sorted(REQUIRED - term.keys()):
-        report.add(path, 1, f"field '{field}' is missing", f"add `{field}:` (see termbase/terms/README.md)")
+        report.add(path, 1, f"field '{field}' is missing", f"add `{field}:` (see termbase/data/terms/README.md)")
     if "category" in term and term["category"] not in categories:
         report.add(path, at("category"), f"unknown category '{term['category']}'", f"use one of: {', '.join(categories)}")
     if "level" in term and term["level"] not in levels:
@@ -128,7 +128,7 @@ def _check_record(slug, path, term, lines, records, sources, seen, report):
             report.add(path, at("related"), f"related term '{other}' does not exist", "use the slug of an existing entry")
     for sid in term.get("sources") or []:
         if sid not in sources:
-            report.add(path, at("sources"), f"source '{sid}' is not in termbase/sources.yml", "add it there with title and url")
+            report.add(path, at("sources"), f"source '{sid}' is not in termbase/data/sources.yml", "add it there with title and url")
     for block in term.get("code") or []:
         for ref in block:
             missing = snippet_section_exists(ref)
@@ -294,7 +294,7 @@ def run() -> Report:
     for slug in terms:
         neutral = f"glossary/{slug}.md"
         if neutral not in groups:
-            report.add(PACKAGE / "terms" / f"{slug}.yml", 1, f"entry '{slug}' has no pages",
+            report.add(DATA / "terms" / f"{slug}.yml", 1, f"entry '{slug}' has no pages",
                        f"run `python -m termbase new {slug}` or add docs/{neutral[:-3]}.<lang>.md")
             continue
         check_entry_structure(slug, groups[neutral], {lang: page_lines[(neutral, lang)] for lang in groups[neutral]},
@@ -303,5 +303,5 @@ def run() -> Report:
         match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", neutral)
         if match and match.group(1) != "index" and match.group(1) not in terms:
             report.add(next(iter(groups[neutral].values())), 1, f"page for '{match.group(1)}' has no term-base record",
-                       "add termbase/terms/<slug>.yml (or run `python -m termbase new`)")
+                       "add termbase/data/terms/<slug>.yml (or run `python -m termbase new`)")
     return report

@@ -1,4 +1,4 @@
-"""Loads the term base (termbase/terms/*.yml), the sources and the interface strings."""
+"""Loads the term base (termbase/data/terms/*.yml), the sources and the interface strings."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path(__file__).resolve().parent
+DATA = PACKAGE / "data"
 DOCS = ROOT / "docs"
 LANGS = ("en", "es", "da")
 DEFAULT_LANG = "en"
@@ -29,14 +30,14 @@ def cached_yaml(path: Path):
 
 
 def ui() -> dict:
-    return cached_yaml(PACKAGE / "ui.yml")
+    return cached_yaml(DATA / "ui.yml")
 
 
 def sources() -> dict:
-    return cached_yaml(PACKAGE / "sources.yml") or {}
+    return cached_yaml(DATA / "sources.yml") or {}
 
 
-TERMS_DIR = PACKAGE / "terms"
+TERMS_DIR = DATA / "terms"
 
 
 def term_files() -> list[Path]:
@@ -45,7 +46,7 @@ def term_files() -> list[Path]:
 
 @functools.lru_cache(maxsize=None)
 def terms() -> dict:
-    """slug -> record, from termbase/terms/<slug>.yml."""
+    """slug -> record, from termbase/data/terms/<slug>.yml."""
     return {path.stem: cached_yaml(path) or {} for path in term_files()}
 
 

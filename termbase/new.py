@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from termbase.model import DOCS, LANGS, PACKAGE, ROOT, TERMS_DIR, ui
+from termbase.model import DATA, DOCS, LANGS, PACKAGE, ROOT, TERMS_DIR, ui
 
-TEMPLATES = PACKAGE / "templates"
+TEMPLATES = DATA / "templates"
 
 
 def scaffold(slug: str) -> list[Path]:
@@ -42,7 +42,7 @@ def scaffold(slug: str) -> list[Path]:
 
 
 NEXT_STEPS = """Next:
-  1. termbase/terms/{slug}.yml      category, level, formula, related, sources; term and short definition per language
+  1. termbase/data/terms/{slug}.yml      category, level, formula, related, sources; term and short definition per language
   2. snippets/{module}.py           the code readers copy (sections `code` and `demo`; the demo prints a check)
   3. tests/test_{module}.py         compare it with PyTorch's own implementation
   4. docs/glossary/{slug}.*.md      the prose, in English, Spanish and Danish

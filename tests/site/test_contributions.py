@@ -37,19 +37,19 @@ def prepend(path, text):
 BROKEN = {
     "missing translation": (lambda p: (p / f"docs/glossary/{ENTRY}.da.md").unlink(),
                             f"docs/glossary/{ENTRY}.en.md:1: no da translation of glossary/{ENTRY}.md - add docs/glossary/{ENTRY}.da.md"),
-    "missing field": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate\n", ""),
-                      f"termbase/terms/{ENTRY}.yml:1: field 'level' is missing - add `level:`"),
-    "missing local field": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "  short: Flere", "  kort: Flere"),
+    "missing field": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate\n", ""),
+                      f"termbase/data/terms/{ENTRY}.yml:1: field 'level' is missing - add `level:`"),
+    "missing local field": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "  short: Flere", "  kort: Flere"),
                             "'da.short' is missing - add `short:` under `da:`"),
     "invalid front matter": (lambda p: prepend(p / "docs/index.da.md", "---\ntitle: [unclosed\n---\n"),
                              "docs/index.da.md:2: invalid front matter: expected ',' or ']', but got '<stream end>'"),
-    "invalid YAML": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate", "level: [intermediate"),
-                     f"termbase/terms/{ENTRY}.yml:"),
-    "unknown category": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
-                         f"termbase/terms/{ENTRY}.yml:2: unknown category 'magic' - use one of: fundamentals"),
-    "unknown level": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "level: intermediate", "level: expert"),
-                      f"termbase/terms/{ENTRY}.yml:3: unknown level 'expert' - use one of: beginner"),
-    "missing snippet file": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "snippets/multi_head_attention.py:demo",
+    "invalid YAML": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate", "level: [intermediate"),
+                     f"termbase/data/terms/{ENTRY}.yml:"),
+    "unknown category": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
+                         f"termbase/data/terms/{ENTRY}.yml:2: unknown category 'magic' - use one of: fundamentals"),
+    "unknown level": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate", "level: expert"),
+                      f"termbase/data/terms/{ENTRY}.yml:3: unknown level 'expert' - use one of: beginner"),
+    "missing snippet file": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "snippets/multi_head_attention.py:demo",
                                             "snippets/nowhere.py:demo"),
                              "snippet file snippets/nowhere.py does not exist - create it"),
     "missing snippet section": (lambda p: edit(p / "snippets/multi_head_attention.py", "[start:demo]", "[start:example]"),
@@ -58,19 +58,19 @@ BROKEN = {
                               "snippets/orphan.py:1: snippet module has no test (tests/test_orphan.py is missing)"),
     "broken link": (lambda p: edit(p / "docs/index.es.md", "(glossary/index.md)", "(glossary/nowhere.md)"),
                     "docs/index.es.md:9: link to 'glossary/nowhere.md' leads to no page - link to an existing page"),
-    "broken related term": (lambda p: edit(p / f"termbase/terms/{ENTRY}.yml", "related: [", "related: [no-such-term, "),
-                            f"termbase/terms/{ENTRY}.yml:4: related term 'no-such-term' does not exist"),
-    "duplicate term": (lambda p: (p / "termbase/terms/mha-copy.yml").write_text(
-                           (p / f"termbase/terms/{ENTRY}.yml").read_text(encoding="utf-8"), encoding="utf-8"),
+    "broken related term": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "related: [", "related: [no-such-term, "),
+                            f"termbase/data/terms/{ENTRY}.yml:4: related term 'no-such-term' does not exist"),
+    "duplicate term": (lambda p: (p / "termbase/data/terms/mha-copy.yml").write_text(
+                           (p / f"termbase/data/terms/{ENTRY}.yml").read_text(encoding="utf-8"), encoding="utf-8"),
                        "term 'atención multicabeza' (es) is also the term of"),
-    "bad slug": (lambda p: (p / f"termbase/terms/{ENTRY}.yml").rename(p / "termbase/terms/Multi_Head.yml"),
-                 "termbase/terms/Multi_Head.yml:1: slug 'Multi_Head' is not lowercase-with-hyphens"),
+    "bad slug": (lambda p: (p / f"termbase/data/terms/{ENTRY}.yml").rename(p / "termbase/data/terms/Multi_Head.yml"),
+                 "termbase/data/terms/Multi_Head.yml:1: slug 'Multi_Head' is not lowercase-with-hyphens"),
     "inline python": (lambda p: edit(p / "docs/index.da.md", "\n- [Ordliste]", "\n```python\nprint('hej')\n```\n\n- [Ordliste]"),
                       "Python written inline in a page - move the code into a module under snippets/"),
     "not UTF-8": (lambda p: (p / "docs/index.da.md").write_bytes("# Forside på dansk\n".encode("latin-1")),
                   "docs/index.da.md:1: not UTF-8 (invalid continuation byte at byte 11) - save the file as UTF-8"),
-    "source without URL": (lambda p: edit(p / "termbase/sources.yml", "url: https://arxiv.org/abs/1706.03762", "url: arxiv 1706.03762"),
-                           "termbase/sources.yml:2: source 'vaswani2017' has no https URL"),
+    "source without URL": (lambda p: edit(p / "termbase/data/sources.yml", "url: https://arxiv.org/abs/1706.03762", "url: arxiv 1706.03762"),
+                           "termbase/data/sources.yml:2: source 'vaswani2017' has no https URL"),
     "unknown section": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Origen", "## Historia"),
                         f"unknown section 'Historia'"),
 }
@@ -98,7 +98,7 @@ def test_new_scaffolds_every_file_and_check_rejects_the_placeholders(tmp_path):
     project = copy_project(tmp_path / "project")
     result = termbase_cli(project, "new", "key-padding")
     assert result.returncode == 0, result.stderr
-    for path in ["termbase/terms/key-padding.yml", "snippets/key_padding.py", "tests/test_key_padding.py",
+    for path in ["termbase/data/terms/key-padding.yml", "snippets/key_padding.py", "tests/test_key_padding.py",
                  *[f"docs/glossary/key-padding.{lang}.md" for lang in LANGS]]:
         assert (project / path).is_file(), path
         assert path in result.stdout
@@ -186,7 +186,7 @@ def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):
     """What the contributing page walks a newcomer through: new, fill in, check, build."""
     project = copy_project(tmp_path / "project")
     assert termbase_cli(project, "new", "key-padding").returncode == 0
-    record = project / "termbase/terms/key-padding.yml"
+    record = project / "termbase/data/terms/key-padding.yml"
     record.write_text(
         "category: mechanism\nlevel: beginner\nrelated: [attention-mask]\nsources: [pytorch-mha]\n"
         "formula:\n  - y = x\ncode:\n  - [snippets/key_padding.py:code, snippets/key_padding.py:demo]\n"
