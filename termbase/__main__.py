@@ -1,52 +1,67 @@
-"""`python -m termbase check|new|status|export|figures`: the term base's command-line tool."""
+"""`python -m termbase check|new|status|export|figures|test`: the term base's command-line tool.
+
+`check`, `status` and `export` import neither MkDocs nor torch; `figures` and `test` run code.
+"""
+
+from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from termbase import check
+SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt, "
+         "then run it as .venv/bin/python -m termbase")
 
 
 def cmd_check(args) -> int:
-    problems = check.run()
-    for problem in problems:
+    from termbase.core import check
+
+    report = check.run(_project(), spelling=not args.no_spelling)
+    for problem in report:
         print(problem)
-    print(f"{len(problems)} problem(s)" if problems else "termbase check: everything is in order")
-    return 1 if problems else 0
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"{len(report)} problem(s)" if report else "termbase check: everything is in order")
+    return 1 if report else 0
 
 
 def cmd_new(args) -> int:
-    from termbase import new
-    from termbase.model import ROOT
+    from termbase.cli import new
+    from termbase.core.model import TermBase
 
+    project = _project()
     try:
-        created = new.scaffold(args.slug)
+        created = new.scaffold(TermBase(project), args.slug)
     except (ValueError, FileExistsError) as exc:
         print(f"termbase new: {exc}", file=sys.stderr)
         return 2
     for path in created:
-        print("created", path.relative_to(ROOT))
+        print("created", project.shown(path))
     print(new.NEXT_STEPS.format(slug=args.slug, module=args.slug.replace("-", "_")))
     return 0
 
 
 def cmd_status(args) -> int:
-    from termbase import status
-    from termbase.model import ui
+    from termbase.core.model import TermBase
+    from termbase.core.status import Status
 
+    project = _project()
+    base = TermBase(project)
+    status = Status(project)
     for lang, numbers in status.summary().items():
-        print(f"{ui()['language_name'][lang]:8} {numbers['translated']}/{numbers['pages']} pages translated, "
+        print(f"{base.language_name(lang):8} {numbers['translated']}/{numbers['pages']} pages translated, "
               f"{numbers['outdated']} outdated")
-    for row in status.page_statuses():
+    for row in status.pages:
         if row.outdated or not row.exists:
             print(f"  {row.lang}: {row.page} {'outdated' if row.exists else 'missing'}")
     return 0
 
 
 def cmd_export(args) -> int:
-    from termbase import export
+    from termbase.core import export
+    from termbase.core.model import TermBase
 
-    text = export.render(args.format)
+    text = export.render(TermBase(_project()), args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -55,17 +70,35 @@ def cmd_export(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    from termbase import figures  # matplotlib and torch: imported only for this command
+    from termbase.cli import figures  # matplotlib and torch: imported only for this command
 
     for path in figures.draw_all(args.out or figures.OUT):
         print("drew", path)
     return 0
 
 
+def cmd_test(args) -> int:
+    from termbase.cli import entry_test
+
+    return entry_test.run(_project(), args.slug)
+
+
+def _project():
+    from termbase.core.project import ConfigError, load
+
+    try:
+        return load(Path.cwd() if (Path.cwd() / "mkdocs.yml").is_file() else None)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m termbase", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("check", help="validate terms, pages and snippets").set_defaults(run=cmd_check)
+    check = sub.add_parser("check", help="validate terms, pages, snippets and the prose of every language")
+    check.add_argument("--no-spelling", action="store_true", help="skip hunspell (the build never skips it)")
+    check.set_defaults(run=cmd_check)
     new = sub.add_parser("new", help="scaffold an entry in every language, its record, snippet and test")
     new.add_argument("slug", help="lowercase-with-hyphens, e.g. causal-mask")
     new.set_defaults(run=cmd_new)
@@ -77,9 +110,16 @@ def main(argv=None) -> int:
     figures = sub.add_parser("figures", help="redraw every SVG in docs/assets/figures from its code")
     figures.add_argument("--out", help="folder to write into (default: docs/assets/figures)")
     figures.set_defaults(run=cmd_figures)
+    test = sub.add_parser("test", help="one entry: its snippet tests, and its blocks as every language's page shows them")
+    test.add_argument("slug", help="the entry, e.g. causal-mask")
+    test.set_defaults(run=cmd_test)
     args = parser.parse_args(argv)
     return args.run(args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ModuleNotFoundError as exc:  # run outside the project's virtual environment
+        print(f"termbase: {exc.name} is not installed here - set up first: {SETUP}", file=sys.stderr)
+        sys.exit(2)

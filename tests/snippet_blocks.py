@@ -1,32 +1,28 @@
-"""Shared helpers for the snippet tests: sections, blocks, subprocess runs, tolerances.
+"""Shared helpers for the snippet tests: sections, blocks, tolerances, and the two tests every
+snippet module gets (`module_tests`).
 
-A section is the text between ``# --8<-- [start:NAME]`` and ``# --8<-- [end:NAME]`` in a
-module under snippets/, exactly what pymdownx.snippets pastes into a page (marker lines of
-other sections are dropped, as pymdownx does). A block is an ordered list of references
-``snippets/<file>.py:<section>``; its sections concatenated must be a complete program.
-Each snippet module declares its blocks in a module-level ``BLOCKS`` dict.
+A section is the text between ``# --8<-- [start:NAME]`` and ``# --8<-- [end:NAME]`` in a module
+under snippets/, exactly what a page shows for it (termbase/core/sections.py, the one parser).
+A block is an ordered list of references ``snippets/<file>.py:<section>``; its sections,
+composed as the page composes them, are one complete program. Each snippet module declares its
+blocks in ``BLOCKS``; its test declares in ``EXPECTED_OUTPUT`` every line each block prints.
 """
 
-import atexit
 import io
-import os
 import re
-import subprocess
-import sys
-import tempfile
 import textwrap
 import tokenize
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
 
+from termbase.core import sections
+from termbase.run.blocks import first_difference
+
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
-
-MARKER = re.compile(r"^\s*#\s*-+8<-+\s*\[(start|end):([\w-]+)\]\s*$")
-BLOCK_TIMEOUT_S = 120
+MAX_LINE = 79  # the code box of a desktop page shows 80 characters: no sideways scrolling
 
 # Tolerances per dtype for comparing our code with PyTorch's own kernels. float64 is
 # tight enough to catch any real difference; half precisions only keep 3 (float16) or
@@ -46,100 +42,32 @@ def assert_close(actual, expected, dtype=None):
 
 
 def parse_sections(path):
-    """{section name: text} of one file, checking that markers pair up and do not overlap."""
-    sections, open_name, lines = {}, None, []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        match = MARKER.match(line)
-        if not match:
-            if open_name is not None:
-                lines.append(line)
-            continue
-        kind, name = match.groups()
-        if kind == "start":
-            assert open_name is None, f"{path}:{number}: section {name} starts inside {open_name}"
-            assert name not in sections, f"{path}:{number}: section {name} defined twice"
-            open_name, lines = name, []
-        else:
-            assert open_name == name, f"{path}:{number}: end:{name} does not close {open_name}"
-            sections[name] = "\n".join(lines) + "\n"
-            open_name = None
-    assert open_name is None, f"{path}: section {open_name} is never closed"
-    return sections
+    """{section name: text} of one file; markers must pair up and not overlap."""
+    parsed = sections.parse_file(Path(path))
+    assert not parsed.problems, [f"{path}:{line}: {what}" for line, what, _ in parsed.problems]
+    return {name: section.text + "\n" for name, section in parsed.sections.items()}
 
 
 def section_text(ref):
-    """Text of ``snippets/<file>.py:<section>``, as pymdownx.snippets would include it."""
-    path, _, name = ref.rpartition(":")
-    sections = parse_sections(ROOT / path)
-    assert name in sections, f"{ref}: no such section (have {sorted(sections)})"
-    return sections[name]
+    """Text of ``snippets/<file>.py:<section>``, as the page shows it."""
+    missing = sections.missing(ROOT, ref)
+    assert missing is None, f"{ref}: {missing}"
+    return sections.text(ROOT, ref) + "\n"
 
 
 def compose(refs):
-    """The program a page shows for a block: its sections in order, dedented (mkdocs.yml sets
-    dedent_subsections) and separated by two blank lines, as termbase's code_block writes them."""
-    return "\n\n\n".join(textwrap.dedent(section_text(ref)).strip("\n") for ref in refs) + "\n"
+    """The program a page shows for a block: its sections, two blank lines apart."""
+    for ref in refs:
+        section_text(ref)
+    return sections.compose(ROOT, refs)
 
 
-def run_program(source, workdir, name="block.py"):
-    """Run source with plain python in workdir (empty), without access to this repo."""
-    workdir = Path(workdir)
-    assert not any(workdir.iterdir()), f"{workdir} is not empty"
-    script = workdir / name
-    script.write_text(source, encoding="utf-8")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
-    return subprocess.run(
-        [sys.executable, script.name],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BLOCK_TIMEOUT_S,
-    )
-
-
-_POOL = None
-_TMP = None
-
-
-def start_blocks(blocks):
-    """Start every block of a {name: refs} dict in fresh interpreters; returns {name: Future}.
-
-    Test modules call this at import, so all blocks of the suite run in the background,
-    cpu_count at a time, while the in-process tests run. Each block gets its own empty
-    directory under one temporary directory removed at exit.
-    """
-    # compose now: a broken reference fails at collection
-    return {name: run_once(compose(refs)) for name, refs in blocks.items()}
-
-
-_STARTED = {}  # program text -> Future: a program is run once per test session
-
-
-def run_once(source):
-    """Run a program in a fresh interpreter from its own empty directory, once per session:
-    the site's code-block test gets the same result for a block the snippet tests already ran."""
-    global _POOL, _TMP
-    if _POOL is None:
-        _TMP = tempfile.TemporaryDirectory(prefix="snippet-blocks-")
-        _POOL = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
-        atexit.register(_TMP.cleanup)
-        atexit.register(_POOL.shutdown)  # registered last, so it runs before the cleanup
-    key = source.strip()
-    if key not in _STARTED:
-        workdir = Path(tempfile.mkdtemp(dir=_TMP.name))
-        _STARTED[key] = _POOL.submit(run_program, key + "\n", workdir)
-    return _STARTED[key]
-
-
-def check_block_run(future, expected_lines):
-    """The block exited cleanly, wrote nothing to stderr, and printed every expected line."""
-    result = future.result()
+def check_block_run(result, expected_lines):
+    """The block exited cleanly, wrote nothing to stderr, and printed exactly the expected lines."""
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr
-    printed = result.stdout.splitlines()
-    for expected in expected_lines:
-        assert any(expected in line for line in printed), f"{expected!r} not in:\n{result.stdout}"
+    difference = first_difference(list(expected_lines), result.stdout)
+    assert difference is None, f"{difference}\n--- printed ---\n{result.stdout}"
 
 
 def module_sections(module_name):
@@ -148,8 +76,12 @@ def module_sections(module_name):
 
 def check_module_layout(module):
     """Checks every snippet module must pass: its BLOCKS use all of its sections, each
-    reference exists, and no section imports the snippets package."""
+    reference exists, no section imports the snippets package, and no line is too long."""
     name = module.__name__.rpartition(".")[2]
+    path = SNIPPETS / f"{name}.py"
+    long = [f"{path.name}:{n}: {len(line)} characters" for n, line in
+            enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > MAX_LINE]
+    assert not long, f"lines over {MAX_LINE} characters (a reader would scroll sideways): {long}"
     own = module_sections(name)
     assert own, f"{name} has no sections"
     used = set()
@@ -175,16 +107,19 @@ def _huge_literals(source):
 
 def module_tests(module, expected_output):
     """The two tests every snippet module gets: its sections are laid out right, and each of its
-    blocks runs from an empty directory and prints the expected lines. Use as
-    `test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)`."""
-    runs = start_blocks(module.BLOCKS)
+    blocks runs as a reader runs it (from an empty folder, nothing but torch installed) and
+    prints exactly the expected lines. Use as
+    `test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)`.
+    Nothing runs at import: the programs run through the session's `block_runner` fixture."""
+    programs = {block: compose(refs) for block, refs in module.BLOCKS.items()}
 
     def test_layout():
         check_module_layout(module)
         assert set(expected_output) == set(module.BLOCKS)
 
     @pytest.mark.parametrize("block", sorted(module.BLOCKS))
-    def test_block_runs_from_empty_dir(block):
-        check_block_run(runs[block], expected_output[block])
+    def test_block_runs_from_empty_dir(block, block_runner):
+        check_block_run(block_runner.run(programs[block]), expected_output[block])
 
+    test_block_runs_from_empty_dir.termbase_programs = programs
     return test_layout, test_block_runs_from_empty_dir

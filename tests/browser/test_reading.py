@@ -14,10 +14,20 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from termbase.model import terms, ui
-from termbase.tooltips import plain
+from termbase.core.model import TermBase
+from termbase.site.tooltips import plain
 from tests.browser.browsertools import DESKTOP, PHONE
-from tests.site.sitetools import LANGS, page_for
+from tests.site.sitetools import LANGS, PROJECT, page_for
+
+BASE = TermBase(PROJECT)
+
+
+def terms():
+    return BASE.terms
+
+
+def ui():
+    return BASE.ui
 
 pytestmark = pytest.mark.browser
 

@@ -6,13 +6,18 @@ import os
 import shutil
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
+from termbase.core.project import load
+from termbase.site.code_blocks import python_blocks  # noqa: F401  (the copy button's text)
+
 ROOT = Path(__file__).resolve().parents[2]
-LANGS = ("en", "es", "da")
-# .termbase-cache holds executed notebooks: sharing it keeps copies from re-running them.
-PROJECT_PARTS = ("mkdocs.yml", "requirements.txt", "docs", "termbase", "snippets", "tests", ".termbase-cache")
+PROJECT = load(ROOT)
+LANGS = PROJECT.languages  # declared once, in mkdocs.yml
+DEFAULT = PROJECT.default_language
+# The cache holds executed notebooks and blocks: sharing it keeps copies from re-running them.
+PROJECT_PARTS = ("mkdocs.yml", "requirements.txt", "pyproject.toml", "docs", "overrides", "termbase", "snippets",
+                 "tests", "benchmarks", ".termbase-cache")
 
 
 def build_env(**extra) -> dict:
@@ -22,11 +27,11 @@ def build_env(**extra) -> dict:
     return env
 
 
-def mkdocs_build(project: Path, site_dir: Path, **env) -> subprocess.CompletedProcess:
+def mkdocs_build(project: Path, site_dir: Path, *args, **env) -> subprocess.CompletedProcess:
     """`mkdocs build --strict` as a contributor runs it, in `project`."""
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-        cwd=project, capture_output=True, text=True, env=build_env(**env), timeout=600,
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir), *args],
+        cwd=project, capture_output=True, text=True, env=build_env(**env), timeout=900,
     )
 
 
@@ -38,49 +43,16 @@ def copy_project(dest: Path) -> Path:
         if not src.exists():
             continue
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", "artifacts"))
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns(
+                "__pycache__", ".hypothesis", "artifacts", ".locks", "*.egg-info", "work"))
         else:
             shutil.copy2(src, dest / part)
     return dest
 
 
+def prefix(lang: str) -> str:
+    return "" if lang == DEFAULT else f"{lang}/"
+
+
 def page_for(site: Path, lang: str, url: str) -> Path:
-    prefix = "" if lang == "en" else f"{lang}/"
-    return site / prefix / url / "index.html"
-
-
-class _CodeBlocks(HTMLParser):
-    """Text of every <code> inside a `language-python` block, as the copy button copies it."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.blocks: list[str] = []
-        self._depth = 0  # >0 while inside a python highlight div
-        self._in_code = False
-        self._buf: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        classes = (dict(attrs).get("class") or "").split()
-        if tag == "div" and "language-python" in classes:
-            self._depth = 1
-        elif tag == "div" and self._depth:
-            self._depth += 1
-        elif tag == "code" and self._depth:
-            self._in_code, self._buf = True, []
-
-    def handle_endtag(self, tag):
-        if tag == "code" and self._in_code:
-            self.blocks.append("".join(self._buf))
-            self._in_code = False
-        elif tag == "div" and self._depth:
-            self._depth -= 1
-
-    def handle_data(self, data):
-        if self._in_code:
-            self._buf.append(data)
-
-
-def python_blocks(page: Path) -> list[str]:
-    parser = _CodeBlocks()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser.blocks
+    return site / prefix(lang) / url / "index.html"

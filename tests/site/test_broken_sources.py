@@ -1,11 +1,15 @@
-"""A wrong contribution is a clear error and a failed build, never a silent gap."""
+"""A wrong contribution is a clear error and a failed build, never a silent gap; and a language
+whose build fails never takes another language's build down with it."""
 
+import re
 import subprocess
 import sys
 
 import pytest
 
-from tests.site.sitetools import build_env, copy_project, mkdocs_build
+from tests.site.sitetools import DEFAULT, LANGS, build_env, copy_project, mkdocs_build
+
+BUILT = re.compile(r"(?:\[(\w+)\] )?Documentation built in")
 
 
 @pytest.fixture
@@ -36,29 +40,47 @@ def test_inline_python_fails_the_build(project, tmp_path):
     assert not (tmp_path / "site").exists(), "a failed build must leave no site behind"
 
 
-def test_missing_snippet_section_fails_the_build(project, tmp_path):
-    module = project / "snippets" / "multi_head_attention.py"
-    module.write_text(module.read_text(encoding="utf-8").replace("[start:demo]", "[start:example]"), encoding="utf-8")
-    result = check(project)
-    assert "section 'demo' is not marked in snippets/multi_head_attention.py" in result.stdout
-    # pymdownx.snippets with check_paths fails on its own too, if the checker were bypassed
-    (project / "termbase" / "check.py").write_text(
-        (project / "termbase" / "check.py").read_text(encoding="utf-8").replace(
-            "def run() -> Report:\n", "def run() -> Report:\n    return Report()\n"), encoding="utf-8")
-    built = mkdocs_build(project, tmp_path / "site")
-    assert built.returncode != 0
-    log = built.stdout + built.stderr
-    assert "Error reading page 'glossary/multi-head-attention.md'" in log
-    assert "Snippet section 'demo' could not be located" in log
-
-
-def test_a_problem_in_one_language_fails_the_whole_build(project, tmp_path):
-    # Spanish and Danish build in their own processes: their failures must still fail the build.
-    edit = project / "docs" / "index.es.md"
-    edit.write_text(edit.read_text(encoding="utf-8") + "\n![diagrama](nowhere.png)\n", encoding="utf-8")
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_failing_language_fails_the_build_and_stops_no_other(project, tmp_path, lang):
+    """A problem only MkDocs sees (a missing image, a strict-mode warning) inside one language's
+    build: that build fails and is named, every other language still finishes its build, and
+    only then does the failed build remove the site."""
+    page = project / "docs" / f"index.{lang}.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n![diagram](nowhere.png)\n", encoding="utf-8")
     built = mkdocs_build(project, tmp_path / "site")
     log = built.stdout + built.stderr
+    assert built.returncode != 0, log
+    prefix = "" if lang == DEFAULT else f"[{lang}] "
+    assert f"{prefix}Doc file 'index.{lang}.md' contains a link 'nowhere.png'" in log, log
+    finished = {found or DEFAULT for found in BUILT.findall(log)}
+    others = [x for x in LANGS if x != DEFAULT and x != lang]
+    assert set(others) <= finished, f"{lang} failing stopped {set(others) - finished}:\n{log}"
+    if lang != DEFAULT:
+        assert f"the {lang} site failed to build" in log, log
+        assert DEFAULT in finished, log
+    assert "Traceback" not in log, log
+    assert not (tmp_path / "site").exists(), "a failed build must leave no site behind"
+
+
+def test_a_language_that_hangs_is_named_and_stopped(project, tmp_path):
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "      default_language: en\n", "      default_language: en\n      language_timeout: 0.01\n"), encoding="utf-8")
+    built = mkdocs_build(project, tmp_path / "site")
+    log = built.stdout + built.stderr
     assert built.returncode != 0
-    assert "[es] Doc file 'index.es.md' contains a link 'nowhere.png'" in log
-    assert "the es site failed to build" in log
+    for lang in LANGS:
+        if lang != DEFAULT:
+            assert f"the {lang} site failed to build: it did not finish within 0 s and was stopped" in log, log
     assert not (tmp_path / "site").exists()
+
+
+def test_a_wrong_language_setting_is_one_clear_line(project, tmp_path):
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("default_language: en", "default_language: fr"),
+                      encoding="utf-8")
+    for result in (check(project), mkdocs_build(project, tmp_path / "site")):
+        log = result.stdout + result.stderr
+        assert result.returncode != 0
+        assert "default_language 'fr' is not in languages - add it or pick one of them" in log, log
+        assert "Traceback" not in log, log

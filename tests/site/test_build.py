@@ -3,15 +3,27 @@
 import json
 import re
 
-from termbase.model import terms, ui
-from tests.site.sitetools import LANGS, page_for
+from termbase.core.model import TermBase
+from tests.site.sitetools import DEFAULT, LANGS, PROJECT, page_for, prefix
+
+BASE = TermBase(PROJECT)
+
+
+def terms():
+    return BASE.terms
+
+
+def ui():
+    return BASE.ui
 
 
 def test_strict_build_prints_no_warning(built_site):
     _, result = built_site
     log = result.stdout + result.stderr
     assert "WARNING" not in log, log
-    assert "termbase: building the 'es' site" in log and "termbase: building the 'da' site" in log
+    for lang in LANGS:
+        if lang != DEFAULT:
+            assert f"termbase: building the '{lang}' site" in log
 
 
 def test_every_page_exists_with_the_same_slug_in_every_language(built_site):
@@ -27,12 +39,12 @@ def test_html_lang_switcher_and_hreflang_point_at_the_same_page(built_site):
     for lang in LANGS:
         html = page_for(site, lang, url).read_text(encoding="utf-8")
         assert f'<html lang="{lang}"' in html
-        switcher = dict((l, h) for h, l in re.findall(r'<a href="([^"]+)" hreflang="(\w+)" class="md-select__link"', html))
-        assert switcher == {"en": f"/{url}", "es": f"/es/{url}", "da": f"/da/{url}"}
+        switcher = dict((l, h) for h, l in re.findall(r'<a href="([^"]+)" hreflang="(\w+)" lang="\w+" class="md-select__link"', html))
+        assert switcher == {other: f"/{prefix(other)}{url}" for other in LANGS}
         for other in LANGS:
-            prefix = "" if other == "en" else f"{other}/"
-            assert f'<link rel=" alternate" hreflang="{other}" href="http://127.0.0.1:8000/{prefix}{url}">' in html
-        assert html.count('rel=" alternate"') == 4 and 'rel="alternate"' not in html  # three languages and x-default, no duplicates
+            assert f'<link rel=" alternate" hreflang="{other}" href="http://127.0.0.1:8000/{prefix(other)}{url}">' in html
+        # every language and x-default, no duplicates, and none of Material's own root-level links
+        assert html.count('rel=" alternate"') == len(LANGS) + 1 and 'rel="alternate"' not in html
 
 
 def test_navigation_and_theme_strings_are_in_the_page_language(built_site):
@@ -49,11 +61,10 @@ def test_navigation_and_theme_strings_are_in_the_page_language(built_site):
 def test_search_index_per_language_with_its_stemmer(built_site):
     site, _ = built_site
     for lang in LANGS:
-        prefix = "" if lang == "en" else f"{lang}/"
-        index = json.loads((site / prefix / "search" / "search_index.json").read_text(encoding="utf-8"))
+        index = json.loads((site / prefix(lang) / "search" / "search_index.json").read_text(encoding="utf-8"))
         assert index["config"]["lang"] == [lang]
         locations = [doc["location"] for doc in index["docs"]]
-        assert locations and not any(loc.startswith(("es/", "da/")) for loc in locations)
+        assert locations and not any(loc.startswith(tuple(f"{x}/" for x in LANGS)) for loc in locations)
         html = page_for(site, lang, "").read_text(encoding="utf-8")
         config = json.loads(re.search(r'<script id="__config" type="application/json">(.*?)</script>', html).group(1))
         assert config["base"] == "."  # each language loads its own index
@@ -69,7 +80,11 @@ def test_missing_pages_get_a_404_in_their_language(built_site):
     root = (site / "404.html").read_text(encoding="utf-8")
     assert "<h1>Page not found</h1>" in root
     # the one /404.html a static host serves for every path hands /es/ and /da/ to their own page
-    assert "fetch(root+langs[i]+'/404.html')" in root and "['es', 'da']" in root
+    data = json.loads(re.search(r'<script id="termbase-not-found" type="application/json">(.*?)</script>', root).group(1))
+    assert data == {"root": "/", "languages": [x for x in LANGS if x != DEFAULT]}
+    assert '<script src="/assets/javascripts/not-found.js">' in root
+    assert "fetch(folder + \"404.html\")" in (site / "assets" / "javascripts" / "not-found.js").read_text(encoding="utf-8")
+    assert "termbase-not-found" not in spanish, "a language site's own 404 page redirects nowhere"
 
 
 def test_formulas_are_mathml_not_raw_latex(built_site):
@@ -106,7 +121,7 @@ def test_entries_have_the_same_sections_formulas_and_figures_in_every_language(b
         url = f"glossary/{slug}/"
         en = _structure(page_for(site, "en", url).read_text(encoding="utf-8"))
         assert en[0] >= 7 and en[1], f"{slug}: an entry has its sections and at least one formula"
-        for lang in ("es", "da"):
+        for lang in (x for x in LANGS if x != DEFAULT):
             assert _structure(page_for(site, lang, url).read_text(encoding="utf-8")) == en, f"{lang}/{url}"
     with_figure = sum(bool(terms()[slug].get("figure")) for slug in terms())
     assert with_figure * 2 >= len(terms()), "at least half of the entries have a picture"

@@ -11,9 +11,15 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from termbase import export
-from termbase.model import LANGS, terms
-from tests.site.sitetools import build_env, copy_project, mkdocs_build
+from termbase.core import export
+from termbase.core.model import TermBase
+from tests.site.sitetools import LANGS, PROJECT, build_env, copy_project, mkdocs_build
+
+BASE = TermBase(PROJECT)
+
+
+def terms():
+    return BASE.terms
 
 ENTRY = "multi-head-attention"
 
@@ -115,7 +121,7 @@ def test_new_scaffolds_every_file_and_check_rejects_the_placeholders(tmp_path):
 
 
 def test_exports_parse_with_one_concept_per_entry():
-    tbx = ET.fromstring(export.to_tbx().encode("utf-8"))
+    tbx = ET.fromstring(export.to_tbx(BASE).encode("utf-8"))
     ns = {"t": "urn:iso:std:iso:30042:ed-2"}
     assert tbx.tag == "{urn:iso:std:iso:30042:ed-2}tbx" and tbx.get("type") == "TBX-Basic"
     concepts = tbx.findall("t:text/t:body/t:conceptEntry", ns)
@@ -135,9 +141,9 @@ def test_exports_parse_with_one_concept_per_entry():
                 for sec in mha["es"].findall("t:termSec", ns)}
     assert es_terms["atención multicabeza"] == "preferredTerm-admn-sts"
     assert es_terms["atención multicabezal"] == "deprecatedTerm-admn-sts"
-    rows = list(csv.DictReader(io.StringIO(export.to_csv())))
+    rows = list(csv.DictReader(io.StringIO(export.to_csv(BASE))))
     assert len(rows) == len(terms()) and {"term_en", "term_es", "term_da", "definition_da"} <= set(rows[0])
-    data = json.loads(export.to_json())
+    data = json.loads(export.to_json(BASE))
     assert [c["id"] for c in data["concepts"]] == sorted(terms())
 
 

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from termbase import figures
+from termbase.cli import figures
 from tests.site.sitetools import ROOT, build_env
 
 COMMITTED = ROOT / "docs" / "assets" / "figures"
@@ -35,15 +35,16 @@ def test_committed_figures_are_exactly_what_the_code_draws(regenerated):
     out = regenerated
     drawn = sorted(p.name for p in out.glob("*.svg"))
     committed = sorted(p.name for p in COMMITTED.glob("*.svg"))
-    assert drawn == sorted(f"{name}.svg" for name in figures.FIGURES)
+    assert drawn == sorted(f"{name}{variant}.svg" for name in figures.FIGURES for variant in ("", "-dark"))
     assert committed == drawn, "run `python -m termbase figures` and commit docs/assets/figures"
     stale = [name for name in drawn if (out / name).read_bytes() != (COMMITTED / name).read_bytes()]
     assert not stale, f"{stale} differ from their code: run `python -m termbase figures` and commit them"
 
 
 @pytest.mark.parametrize("name", sorted(figures.FIGURES))
-def test_figure_is_a_small_self_contained_svg_on_white(name):
-    path = COMMITTED / f"{name}.svg"
+@pytest.mark.parametrize("variant,paper", [("", "#ffffff"), ("-dark", figures.DARK[figures.PAPER])])
+def test_figure_is_a_small_self_contained_svg_on_its_paper(name, variant, paper):
+    path = COMMITTED / f"{name}{variant}.svg"
     data = path.read_bytes()
     assert len(data) < MAX_BYTES, f"{path.name}: {len(data)} bytes"
     root = ET.fromstring(data)
@@ -56,10 +57,12 @@ def test_figure_is_a_small_self_contained_svg_on_white(name):
     text = data.decode("utf-8")
     assert not re.search(r"url\((?!#)", text), f"{path.name}: url() pointing outside the file"
     assert "@import" not in text
-    # Opaque white paper under everything: readable on the light and the dark theme alike.
+    # Opaque paper under everything: white for the light scheme, Material's slate for the dark.
     background = root.find(f"{SVG}g/{SVG}g/{SVG}path")
     rules = dict(re.findall(r"\.(s\d+)\{([^}]*)\}", text))
-    assert "fill: #ffffff" in rules[background.get("class")]
+    assert f"fill: {paper}" in rules[background.get("class")]
+    if variant:  # the dark drawing keeps no light neutral colour behind
+        assert not [c for c in figures.DARK if c != figures.PAPER and c.lower() in text.lower()], path.name
 
 
 @pytest.mark.parametrize("name", sorted(figures.FIGURES))

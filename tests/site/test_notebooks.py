@@ -11,11 +11,12 @@ import shutil
 
 import pytest
 
-from termbase import notebooks
-from termbase.model import LANGS, ROOT
-from tests.site.sitetools import copy_project, mkdocs_build, page_for
+from termbase.core import notebook_source as notebooks
+from termbase.run.notebooks import run_key
+from tests.site.sitetools import LANGS, PROJECT, ROOT, copy_project, mkdocs_build, page_for, prefix
 
-NAMES = [path.stem for path in notebooks.source_paths()]
+NAMES = [path.stem for path in notebooks.source_paths(PROJECT)]
+SOURCES = PROJECT.docs / "notebooks"
 PAGE_LIMIT = 200_000  # bytes of HTML per notebook page (figures are separate files)
 EXECUTED = re.compile(r"termbase: executed notebook (\S+)")
 CACHED = re.compile(r"termbase: notebook (\S+) unchanged, not executed again")
@@ -26,27 +27,27 @@ def test_the_two_notebooks_exist():
 
 
 def test_sources_are_complete_in_every_language():
-    for path in notebooks.source_paths():
-        assert notebooks.problems(notebooks.read_source(path)) == [], path
+    for path in notebooks.source_paths(PROJECT):
+        assert notebooks.problems(PROJECT, notebooks.read_source(path)) == [], path
 
 
 def test_a_prose_cell_missing_a_language_is_reported(tmp_path):
     path = tmp_path / "broken.py"
     path.write_text('# %% [markdown] lang="en"\n# # Title\n\n# %% [markdown] lang="es"\n# # Título\n\n'
                     '# %%\nprint(1)\n', encoding="utf-8")
-    found = notebooks.problems(notebooks.read_source(path))
+    found = notebooks.problems(PROJECT, notebooks.read_source(path))
     assert (1, "prose cell has no 'da' version", 'add a `# %% [markdown] lang="da"` cell next to it') in found
 
 
 def test_snippet_sections_are_embedded_and_prose_does_not_change_the_run_key():
-    source = notebooks.read_source(notebooks.SOURCES / "multi-head-attention-step-by-step.py")
-    codes = [code for _, code in notebooks.code_cells(source)]
+    source = notebooks.read_source(SOURCES / "multi-head-attention-step-by-step.py")
+    codes = [code for _, code in notebooks.code_cells(PROJECT, source)]
     assert "class MultiHeadAttention(nn.Module):" in codes[0] and "--8<--" not in "".join(codes)
     for cell in source.cells:
         if cell.cell_type == "markdown":
             cell.source += "\nMore prose."
-    assert notebooks.run_key([code for _, code in notebooks.code_cells(source)]) == notebooks.run_key(codes)
-    assert notebooks.run_key(codes[:-1] + [codes[-1] + "\nprint(2)"]) != notebooks.run_key(codes)
+    assert run_key([code for _, code in notebooks.code_cells(PROJECT, source)]) == run_key(codes)
+    assert run_key(codes[:-1] + [codes[-1] + "\nprint(2)"]) != run_key(codes)
 
 
 def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
@@ -69,7 +70,7 @@ def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
     assert not (tmp_path / "site").exists(), "a failed build must leave no site behind"
     # The runner really executes: the other notebook ran (fresh cache) and passed its asserts.
     assert "docs/notebooks/multi-head-attention-step-by-step.py" in EXECUTED.findall(log), log
-    runs = list((project / ".termbase-cache" / "notebooks" / "cross-attention-encoder-decoder").glob("run-*"))
+    runs = list((project / ".termbase-cache" / "notebooks").glob("cross-attention-encoder-decoder-*"))
     assert not any((run / "executed.ipynb").exists() for run in runs), "a failed run must not be cached"
 
 
@@ -94,7 +95,7 @@ def test_notebook_pages_exist_executed_with_heatmaps_in_every_language(built_sit
         page = page_for(site, lang, f"notebooks/{name}/")
         html = page.read_text(encoding="utf-8")
         assert f'<html lang="{lang}"' in html
-        assert f"<h1 id=" in html and notebooks.title(name, lang) in html, (lang, name)
+        assert f"<h1 id=" in html and notebooks.title(PROJECT, name, lang) in html, (lang, name)
         assert html.count("jp-OutputArea-output") >= 3, "executed outputs are on the page"
         images = [dict(re.findall(r'(\w+)="([^"]*)"', tag)) for tag in re.findall(r"<img [^>]+>", html)]
         light = [i for i in images if re.fullmatch(r"fig-\d+\.svg#only-light", i["src"])]
@@ -132,8 +133,7 @@ def test_pages_are_slim_and_in_the_site_look(built_site):
         assert "language-python" not in article
         assert '<details class="example termbase-nb-snippets">' in article  # embedded snippets, folded
     for lang in LANGS:  # notebooks are found by their prose; their code does not crowd out the entries
-        prefix = "" if lang == "en" else f"{lang}/"
-        index = json.loads((site / prefix / "search" / "search_index.json").read_text(encoding="utf-8"))
+        index = json.loads((site / prefix(lang) / "search" / "search_index.json").read_text(encoding="utf-8"))
         text = " ".join(doc["text"] for doc in index["docs"] if doc["location"].startswith("notebooks/"))
         assert "heatmap" in text.lower() and "split_heads" in text and "def plot_heads" not in text
         assert "nn.MultiheadAttention: True" not in text
@@ -149,7 +149,7 @@ def test_download_notebook_in_the_page_language(built_site):
             assert f'<a class="md-button" href="{name}.ipynb" download>{labels[lang]}</a>' in page.read_text(encoding="utf-8")
             notebook = json.loads((page.parent / f"{name}.ipynb").read_text(encoding="utf-8"))
             prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
-            assert prose.startswith("# " + notebooks.title(name, lang))
+            assert prose.startswith("# " + notebooks.title(PROJECT, name, lang))
             code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
             assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
             assert any("image/svg+xml" in o.get("data", {}) for c in code for o in c["outputs"])
@@ -165,7 +165,7 @@ def test_sources_are_not_published_and_glossary_entries_link_the_notebooks(built
     for lang in LANGS:
         for slug, name in links.items():
             html = page_for(site, lang, f"glossary/{slug}/").read_text(encoding="utf-8")
-            assert f'<a href="../../notebooks/{name}/">{notebooks.title(name, lang)}</a>' in html, (lang, slug)
+            assert f'<a href="../../notebooks/{name}/">{notebooks.title(PROJECT, name, lang)}</a>' in html, (lang, slug)
         index = page_for(site, lang, "notebooks/").read_text(encoding="utf-8")
         assert all(f'href="{name}/"' in index for name in NAMES)
 

@@ -1,7 +1,19 @@
 """Glossary tooltips: which mentions become links, in the page's language."""
 
-from termbase import tooltips
-from termbase.model import terms
+from termbase.core.model import TermBase
+from termbase.site import tooltips
+from tests.site.sitetools import PROJECT
+
+BASE = TermBase(PROJECT)
+TABLES = {lang: tooltips.Tooltips(BASE, lang) for lang in BASE.languages}
+
+
+def terms():
+    return BASE.terms
+
+
+def add(html, url, lang, slug):
+    return TABLES[lang].add(html, url, slug)
 
 
 def links(html):
@@ -11,7 +23,7 @@ def links(html):
 
 def test_first_mention_of_each_term_links_to_its_entry_with_the_short_definition():
     html = "<p>softmax here, softmax again; <em>multi-head attention</em> and attention.</p>"
-    found = links(tooltips.add_tooltips(html, "faq/x/", "en", None))
+    found = links(add(html, "faq/x/", "en", None))
     assert [(href, text) for href, _, text in found] == [
         ("../../glossary/softmax/", "softmax"),
         ("../../glossary/multi-head-attention/", "multi-head attention"),
@@ -21,21 +33,21 @@ def test_first_mention_of_each_term_links_to_its_entry_with_the_short_definition
 
 
 def test_in_the_page_language_only():
-    da = links(tooltips.add_tooltips("<p>opmærksomhedsmaske og kausal maske</p>", "x/", "da", None))
+    da = links(add("<p>opmærksomhedsmaske og kausal maske</p>", "x/", "da", None))
     assert [text for _, _, text in da] == ["opmærksomhedsmaske", "kausal maske"]
-    assert not links(tooltips.add_tooltips("<p>kausal maske</p>", "x/", "en", None))
+    assert not links(add("<p>kausal maske</p>", "x/", "en", None))
 
 
 def test_never_inside_code_headings_links_struck_forms_or_compounds():
     html = ("<h2>softmax</h2><pre><code>softmax</code></pre><p><del>atención propia</del> "
             "<a href='x'>softmax</a> attention-vægte self-attention</p>")
-    found = links(tooltips.add_tooltips(html, "x/", "en", None))
+    found = links(add(html, "x/", "en", None))
     assert [text for _, _, text in found] == ["self-attention"]
-    assert "<h2>softmax</h2>" in tooltips.add_tooltips(html, "x/", "en", None)
+    assert "<h2>softmax</h2>" in add(html, "x/", "en", None)
 
 
 def test_not_the_page_own_term_nor_a_term_the_author_linked():
     html = '<p>softmax and <a href="../attention/">see</a> attention</p>'
-    own = links(tooltips.add_tooltips(html.replace("../attention/", "../../glossary/attention/"),
+    own = links(add(html.replace("../attention/", "../../glossary/attention/"),
                                       "glossary/softmax/", "en", "softmax"))
     assert own == []

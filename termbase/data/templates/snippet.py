@@ -1,5 +1,13 @@
 """{title}: TODO(termbase) one line on what this module shows."""
 
+# The module's blocks: each a complete program a page shows, made of these sections.
+BLOCKS = {{
+    "demo": [
+        "snippets/{module}.py:code",
+        "snippets/{module}.py:demo",
+    ],
+}}
+
 # --8<-- [start:code]
 import torch
 

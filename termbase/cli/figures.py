@@ -9,7 +9,9 @@ Rules every figure follows:
   name softmax are the exceptions);
 - data is computed, never typed in: weights come from snippets/ (MultiHeadAttention, masks,
   grouped_query_attention, softmax) with a fixed seed;
-- opaque white background and dark ink, readable in the light and the dark theme;
+- drawn once, written twice: `<name>.svg` (white paper, dark ink) for the light scheme and
+  `<name>-dark.svg` for the dark one, the same drawing with the neutral colours of DARK
+  swapped in (the data colours stay, so a heatmap reads the same in both);
 - deterministic bytes: fixed sizes, fixed seed, svg.hashsalt, no date, text kept as text, every
   position in inches on a full-figure canvas (no layout engine measuring text), no raster image.
 
@@ -43,7 +45,7 @@ from snippets.multi_head_attention import MultiHeadAttention  # noqa: E402
 from snippets.scaled_dot_product_attention import scaled_dot_product_attention  # noqa: E402
 from snippets.softmax import softmax  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "assets" / "figures"
 
 # --- the shared look -------------------------------------------------------------------------
@@ -51,6 +53,7 @@ INK = "#1f2328"  # text and outlines
 MUTED = "#6e7781"  # secondary text, arrows
 LINE = "#d0d7de"  # cell borders, light rules
 PAPER = "#ffffff"
+ON_DARK = "#fffffe"  # text on a dark data colour: white in both schemes, so not swapped
 BOX = "#f6f8fa"  # neutral boxes (projections, inputs)
 MASKED = "#eaeef2"  # background of a masked cell, under the hatch
 WEIGHTS = plt.get_cmap("Blues")  # attention weights, 0..1
@@ -72,6 +75,10 @@ STYLE = {
     "lines.solid_capstyle": "round",
 }
 
+# The dark scheme's neutral colours, one for each light one (Material's slate background).
+DARK = {INK: "#e3e6eb", MUTED: "#a0a8b3", LINE: "#434a56", PAPER: "#1f222a", BOX: "#2b303b",
+        MASKED: "#2e333d", "#8c959f": "#6b7380"}
+
 FIGURES = {}  # name -> (function drawing on a canvas, (width, height) in inches)
 
 
@@ -84,19 +91,27 @@ def figure(name, size):
 
 
 def draw_all(out_dir: Path | str = OUT) -> list[Path]:
-    """Draw every figure into out_dir; return the paths written."""
+    """Draw every figure into out_dir (light and dark); return the paths written."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [draw_one(name, out_dir) for name in FIGURES]
+    return [path for name in FIGURES for path in draw_one(name, out_dir)]
 
 
-def draw_one(name: str, out_dir: Path | str = OUT) -> Path:
-    path = Path(out_dir) / f"{name}.svg"
+def draw_one(name: str, out_dir: Path | str = OUT) -> tuple[Path, Path]:
+    light, dark = Path(out_dir) / f"{name}.svg", Path(out_dir) / f"{name}-dark.svg"
     with _drawn(name) as fig:
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg", facecolor=PAPER, metadata={"Date": None})
-    path.write_text(_tidy(buffer.getvalue()), encoding="utf-8", newline="\n")
-    return path
+    svg = _tidy(buffer.getvalue())
+    light.write_text(svg, encoding="utf-8", newline="\n")
+    dark.write_text(to_dark(svg), encoding="utf-8", newline="\n")
+    return light, dark
+
+
+def to_dark(svg: str) -> str:
+    """The same drawing for the dark scheme: each neutral colour swapped for its dark twin."""
+    pattern = re.compile("|".join(re.escape(c) for c in DARK), re.I)
+    return pattern.sub(lambda m: DARK[m.group().lower()], svg)
 
 
 def labels(name: str) -> list[str]:
@@ -184,7 +199,7 @@ def cell_color(value, kind, limit=1.0):
 def ink_on(rgba):
     """Dark text on light cells, white text on dark ones."""
     r, g, b = rgba[:3]
-    return PAPER if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else INK
+    return ON_DARK if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else INK
 
 
 def matrix(ax, x, y_top, values, cell, kind="weights", masked=None, annotate=True, size=9,
@@ -272,7 +287,7 @@ def heads_split_concat(ax):
             y0 = top - (i + 1) * seg
             ax.add_patch(Rectangle((bar_x, y0), bar_w, seg, fc=HEAD[i], ec=PAPER, lw=1.0, alpha=0.9,
                                    clip_on=False))
-            text(ax, bar_x + bar_w / 2, y0 + seg / 2, f"${role}_{i + 1}$", size=10, color=PAPER)
+            text(ax, bar_x + bar_w / 2, y0 + seg / 2, f"${role}_{i + 1}$", size=10, color=ON_DARK)
     text(ax, bar_x + bar_w / 2, 4.66, "$h = 4$", size=11, color=MUTED)
     # One attention per head, on its own blocks: drawn with its real weights.
     head_x, head_w, head_h = 5.2, 1.75, 0.86
@@ -296,7 +311,7 @@ def heads_split_concat(ax):
         arrow(ax, (head_x + head_w + 0.03, yc), (cat_x - 0.04, y0 + cat_seg / 2), color=HEAD[i], lw=1.1)
         ax.add_patch(Rectangle((cat_x, y0), cat_w, cat_seg, fc=HEAD[i], ec=PAPER, lw=1.0, alpha=0.9,
                                clip_on=False))
-        text(ax, cat_x + cat_w / 2, y0 + cat_seg / 2, f"$O_{i + 1}$", size=11, color=PAPER)
+        text(ax, cat_x + cat_w / 2, y0 + cat_seg / 2, f"$O_{i + 1}$", size=11, color=ON_DARK)
     text(ax, cat_x + cat_w / 2, cat_top + 0.22, r"$[O_1 \,\|\, \cdots \,\|\, O_h]$", size=11)
     arrow(ax, (cat_x + cat_w + 0.04, mid), (8.75, mid))
     box(ax, 8.8, mid - 0.33, 0.8, 0.66, "$W^O$", size=14)
@@ -405,7 +420,7 @@ def gqa_groups(ax):
             ax.plot([qx + w / 2, kv_x[g] + kv_w / 2], [qy, ky + 0.42], color=HEAD[g], lw=1.3, alpha=0.8)
             box(ax, qx, qy, w, 0.36, f"${i + 1}$", fc=PAPER, ec=HEAD[g], lw=1.6, size=10, round_=0.04)
         for g in range(h_kv):
-            box(ax, kv_x[g], ky, kv_w, 0.42, f"${g + 1}$", fc=HEAD[g], ec=HEAD[g], size=10, color=PAPER,
+            box(ax, kv_x[g], ky, kv_w, 0.42, f"${g + 1}$", fc=HEAD[g], ec=HEAD[g], size=10, color=ON_DARK,
                 round_=0.04)
         text(ax, x0 - 0.12, qy + 0.18, "$Q$", size=12, ha="right")
         text(ax, x0 - 0.12, ky + 0.21, "$K, V$", size=12, ha="right")

@@ -1,0 +1,66 @@
+"""`python -m termbase test <slug>`: the quick check of one entry, in seconds.
+
+1. the tests of every snippet module the entry's code uses (pytest);
+2. each of the entry's code blocks as every language's page shows it (the page's Markdown
+   rendered with mkdocs.yml's extensions, the code read from the HTML like the copy button),
+   run fresh from an empty folder and compared with the output its test declares.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from termbase.core import blocks, sections
+from termbase.core.check.records import did_you_mean
+from termbase.core.model import TermBase
+from termbase.core.project import Project
+
+
+def _markdown(project: Project):
+    import markdown
+    from mkdocs.config import load_config
+
+    config = load_config(str(project.root / "mkdocs.yml"))
+    return markdown.Markdown(extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
+
+
+def run(project: Project, slug: str) -> int:
+    base = TermBase(project)
+    if slug not in base.terms:
+        print(f"termbase test: no entry '{slug}' - {did_you_mean(slug, base.terms)}", file=sys.stderr)
+        return 2
+    refs_of_blocks = [tuple(refs) for refs in base.terms[slug].get("code") or []]
+    modules = sorted({sections.split(ref)[0].removeprefix("snippets/").removesuffix(".py")
+                      for refs in refs_of_blocks for ref in refs})
+    tests = [f"tests/test_{module}.py" for module in modules if (project.tests / f"test_{module}.py").is_file()]
+    print(f"termbase test {slug}: pytest {' '.join(tests)}")
+    failed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+                            cwd=project.root).returncode != 0
+    from termbase.run.blocks import BlockRunner, first_difference
+    from termbase.site.code_blocks import python_blocks
+    from termbase.site.pages import Pages
+
+    declared = blocks.declared(project)
+    md = _markdown(project)
+    with BlockRunner() as runner:  # no cache: this check runs the code now
+        for lang in base.languages:
+            pages = Pages(base, lang, status=None, home="/")
+            html = md.reset().convert("\n\n".join(pages.code_block(refs) for refs in refs_of_blocks))
+            for refs, code in zip(refs_of_blocks, python_blocks(html)):
+                block = declared.get(refs)
+                result = runner.run(code)
+                where = f"docs/glossary/{slug}.{lang}.md, block '{block.name if block else '?'}'"
+                if result.returncode != 0 or result.stderr:
+                    print(f"{where}: exit {result.returncode}\n{result.stderr}")
+                    failed = True
+                elif block is None or block.expected is None:
+                    print(f"{where}: no expected output declared in tests/test_<module>.py")
+                    failed = True
+                elif (difference := first_difference(block.expected, result.stdout)):
+                    print(f"{where}: {difference}")
+                    failed = True
+                else:
+                    print(f"{where}: prints what its test declares ({result.seconds:.2f} s)")
+    print(f"termbase test {slug}: {'FAILED' if failed else 'everything passes'}")
+    return 1 if failed else 0

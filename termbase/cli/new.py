@@ -1,0 +1,57 @@
+"""`python -m termbase new <slug>`: scaffold an entry in every language, its term-base record,
+a snippet module with its BLOCKS and its test with the expected output of every block. Every
+placeholder says TODO(termbase); `check` rejects each one left."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from termbase.core.model import TermBase
+
+SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+def scaffold(base: TermBase, slug: str) -> list[Path]:
+    project = base.project
+    if not SLUG.fullmatch(slug):
+        raise ValueError(f"slug '{slug}' must be lowercase words joined by hyphens, e.g. 'causal-mask'")
+    templates = project.data_dir / "templates"
+    module = slug.replace("-", "_")
+    targets = {project.terms_dir / f"{slug}.yml": "record.yml",
+               project.snippets / f"{module}.py": "snippet.py",
+               project.tests / f"test_{module}.py": "test_snippet.py"}
+    for lang in base.languages:
+        targets[project.docs / "glossary" / f"{slug}.{lang}.md"] = ("entry.md", lang)
+    existing = [p for p in targets if p.exists()]
+    if existing:
+        raise FileExistsError("already exists: " + ", ".join(project.shown(p) for p in existing))
+    block = (templates / "record-language.yml").read_text(encoding="utf-8")
+    values = {
+        "slug": slug, "module": module, "function": module, "title": slug.replace("-", " ").capitalize(),
+        "categories": " | ".join(base.ui["categories"]), "levels": " | ".join(base.ui["levels"]),
+        "languages": "".join(block.format(lang=lang, term=slug.replace("-", " ") if lang == base.default_language
+                                          else f"TODO(termbase) the term in {lang}", language=base.language_name(lang))
+                             for lang in base.languages),
+    }
+    for path, template in targets.items():
+        if isinstance(template, tuple):
+            template, lang = template
+            text = (templates / template).read_text(encoding="utf-8")
+            text = text.replace("{{ ", "\0").replace(" }}", "\1")  # keep the entry markers
+            text = text.format(**{k: v[lang] for k, v in base.ui["sections"].items()})
+            text = text.replace("\0", "{{ ").replace("\1", " }}")
+        else:
+            text = (templates / template).read_text(encoding="utf-8").format(**values)
+        path.write_text(text, encoding="utf-8")
+    return list(targets)
+
+
+NEXT_STEPS = """Next:
+  1. termbase/data/terms/{slug}.yml  category, level, formula, related, sources; term and short definition per language
+  2. snippets/{module}.py            the code readers copy: BLOCKS, and sections `code` and `demo` (the demo prints its checks)
+  3. tests/test_{module}.py          EXPECTED_OUTPUT (every line each block prints), and tests against PyTorch's own code
+  4. docs/glossary/{slug}.*.md       the prose in every language (see each language's style guide)
+  5. .venv/bin/python -m termbase test {slug}    this entry's tests and its blocks as each page shows them
+  6. .venv/bin/python -m termbase check          until it prints no problem; then the README's test command
+Every TODO(termbase) must go: `check` lists the ones left."""

@@ -1,0 +1,191 @@
+"""Rules for the prose of each language: forms to avoid (the term base's and the style
+guide's), the style guide's typography, spelling (hunspell), and the names of linked concepts.
+
+They read every place a reader sees text in a language: pages, term records, interface
+strings, notebook prose and figure descriptions, outside code, math, quoted words and titles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from termbase.core import notebook_source, prose, spelling
+from termbase.core.check import yamlfile
+from termbase.core.model import TermBase
+
+ENTRY_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s#]+\.md)(#[^)]*)?\)")
+WORD = re.compile(r"[\w-]+")
+RECORD_PROSE = ("term", "synonyms", "short", "figure_alt")
+
+
+@dataclass
+class Line:
+    path: Path
+    line: int
+    text: str  # prose, quoted words kept (typography rules need the quotes)
+    markdown: str = ""  # the line as written, for the link rule
+
+
+@dataclass(frozen=True)
+class Avoid:
+    phrase: str
+    write: str
+    why: str  # e.g. "style guide: kernel" or "term base: attention-mask"
+    pattern: re.Pattern
+
+
+def _lines(base: TermBase, pages, lang: str) -> list[Line]:
+    out = []
+    for page in pages.values():
+        if page.lang != lang:
+            continue
+        for number, raw in prose.markdown_lines(page.text):
+            out.append(Line(page.path, number, prose.prose(raw, quotes=True), raw))
+    for path in base.term_files():
+        record, lines = yamlfile.load(path, _Ignore())
+        local = (record or {}).get(lang) if isinstance(record, dict) else None
+        if not isinstance(local, dict):
+            continue
+        for key in RECORD_PROSE:
+            for key_path, value in yamlfile.walk(local.get(key), (lang, key)):
+                out.append(Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True)))
+    ui_path = base.project.data_dir / "ui.yml"
+    ui, ui_lines = yamlfile.load(ui_path, _Ignore())
+    for key_path, value in yamlfile.walk(ui or {}):
+        if key_path and key_path[-1] == lang and key_path[0] != "language_name":
+            out.append(Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True)))
+    for path in notebook_source.source_paths(base.project):
+        source = notebook_source.read_source(path)
+        for cell_lang, first, text in notebook_source.prose_cells(source):
+            if cell_lang == lang:
+                for offset, (number, raw) in enumerate(prose.markdown_lines(text)):
+                    out.append(Line(path, first + number - 1, prose.prose(raw, quotes=True), raw))
+        for alt_lang, line, text in notebook_source.alt_texts(source):
+            if alt_lang == lang:
+                out.append(Line(path, line, prose.prose(text, quotes=True)))
+    return out
+
+
+class _Ignore:
+    """A report that drops problems: files that cannot be read are reported by other rules."""
+
+    def add(self, *args):
+        pass
+
+
+def avoided_forms(base: TermBase, lang: str) -> list[Avoid]:
+    forms = []
+    for slug, term in base.terms.items():
+        local = term.get(lang) if isinstance(term, dict) else None
+        for phrase in (local or {}).get("avoid") or [] if isinstance(local, dict) else []:
+            forms.append((str(phrase), str(local.get("term", "")), f"term base: {slug}"))
+    for rendering in base.style(lang).get("renderings") or []:
+        for item in rendering.get("avoid") or []:
+            phrase, write = (next(iter(item.items())) if isinstance(item, dict) else (item, rendering.get("write")))
+            forms.append((str(phrase), str(write), f"style guide: {rendering.get('id', rendering.get('write'))}"))
+    return [Avoid(p, w, why, re.compile(rf"(?<![\w-]){re.escape(p)}(?![\w-])", re.I)) for p, w, why in forms]
+
+
+def _english_name(lang: str) -> str:
+    try:
+        from babel import Locale
+
+        return Locale.parse(lang).get_display_name("en")
+    except Exception:  # babel missing or an unknown code: the code itself is clear enough
+        return f"'{lang}'"
+
+
+def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None:
+    for lang in base.languages:
+        lines = _lines(base, pages, lang)
+        style = base.style(lang)
+        forms = avoided_forms(base, lang)
+        patterns = []
+        for rule in style.get("typography") or []:
+            check = rule.get("check") if isinstance(rule, dict) else None
+            if check and check.get("pattern"):
+                patterns.append((re.compile(check["pattern"]), check.get("message", rule.get("rule", "")),
+                                 check.get("fix", "see the style guide")))
+        for item in lines:
+            plain = prose.prose(item.text, quotes=False, italics=False)
+            for form in forms:
+                for match in form.pattern.finditer(plain):
+                    found = item.text[match.start():match.end()]
+                    report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
+            for pattern, message, fix in patterns:
+                if pattern.search(item.text):
+                    report.add(item.path, item.line, message, f"{fix} (style guide: typography)")
+            if item.markdown:
+                _linked_names(base, item, lang, report)
+        if spell and style.get("dictionary"):
+            _spelling(base, lang, style["dictionary"], lines, report)
+
+
+def _linked_names(base: TermBase, item: Line, lang: str, report) -> None:
+    """A link to an entry names the concept by its term or a listed synonym (inflected forms
+    are fine: every word of the name starts a word of the link text, in order)."""
+    for text, target, _ in ENTRY_LINK.findall(item.markdown):
+        resolved = (item.path.parent / target).resolve()
+        match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", _relative(base, resolved) or "")
+        if not match or match.group(1) not in base.terms or text.startswith(("`", "!")):
+            continue
+        local = base.terms[match.group(1)].get(lang) or {}
+        names = [local.get("term", ""), *(local.get("synonyms") or [])]
+        words = [w.lower() for w in WORD.findall(text)]
+        if not any(_contains(words, [w.lower() for w in WORD.findall(str(name))]) for name in names if name):
+            report.add(item.path, item.line, f"the link \"{text}\" to {match.group(1)} does not name the concept",
+                       f"use its term \"{local.get('term')}\" or a synonym listed in its record")
+
+
+def _relative(base: TermBase, path: Path) -> str | None:
+    try:
+        return path.relative_to(base.project.docs.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _same_word(text_word: str, name_word: str) -> bool:
+    """An inflected form of the name's word: plural, definite or gendered endings differ in
+    at most the last two letters (query/queries, nøgle/nøglerne, máscara/máscaras)."""
+    stem = min(len(name_word), max(3, len(name_word) - 2))
+    return text_word[:stem] == name_word[:stem] and len(text_word) >= stem
+
+
+def _contains(words: list[str], name: list[str]) -> bool:
+    if not name:
+        return False
+    for start in range(len(words) - len(name) + 1):
+        if all(_same_word(words[start + i], part) for i, part in enumerate(name)):
+            return True
+    return False
+
+
+def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], report) -> None:
+    missing = spelling.available(dictionary)
+    if missing:
+        report.notes.append(f"spelling of '{lang}' not checked: {missing}")
+        return
+    list_path = base.project.data_dir / "words" / f"{lang}.txt"
+    known = spelling.word_list(list_path)
+    known_lower = {w.lower() for w in known}
+    texts = tuple(prose.prose(item.text, quotes=False, italics=False) for item in lines)
+    flagged = set()
+    for miss in spelling.misses(dictionary, texts):
+        word = miss.word
+        if any(ch.isdigit() for ch in word) or "_" in word or (word.isupper() and len(word) > 1):
+            continue  # symbols and acronyms (d_k, GQA-8, MHA), not words of the language
+        flagged.add(word)
+        if word in known or word.lower() in known_lower:
+            continue
+        item = lines[miss.index]
+        guess = f'did you mean "{miss.suggestions[0]}"? (or add it to {base.project.shown(list_path)})' if miss.suggestions \
+            else f"check the spelling, or add it to {base.project.shown(list_path)}"
+        report.add(item.path, item.line, f'"{word}" is not a{"n" if _english_name(lang)[0] in "AEIOU" else ""} '
+                   f"{_english_name(lang)} word", guess)
+    flagged_lower = {w.lower() for w in flagged}
+    for word, number in known.items():
+        if word not in flagged and word.lower() not in flagged_lower:
+            report.add(list_path, number, f'"{word}" is not needed: hunspell knows it or no text uses it',
+                       "remove it from the word list")

@@ -1,0 +1,156 @@
+"""Rules for the data: interface strings (ui.yml), sources, style guides and term records."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from termbase.core import mathml
+from termbase.core.check import yamlfile
+from termbase.core.model import TermBase
+from termbase.core.project import mkdocs_config, nav_labels
+
+PLACEHOLDER = re.compile(r"TODO\(termbase\)")
+SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+REQUIRED = ("category", "level", "related", "sources", "code", "formula")
+LOCAL_REQUIRED = ("term", "short")
+UI_REQUIRED = ("site_name", "language_name", "nav", "sections", "labels", "categories", "levels")
+
+
+def did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else "use the slug of an existing entry"
+
+
+def check_data(base: TermBase, report) -> bool:
+    """ui.yml, sources.yml and the style guides; False when ui.yml is unusable."""
+    data = base.project.data_dir
+    ui, lines = yamlfile.load(data / "ui.yml", report)
+    if not isinstance(ui, dict):
+        if ui is not None:
+            report.add(data / "ui.yml", 1, "ui.yml is not a mapping", "keep its groups: " + ", ".join(UI_REQUIRED))
+        return False
+    for group in UI_REQUIRED:
+        if group not in ui:
+            report.add(data / "ui.yml", 1, f"group '{group}' is missing", f"add `{group}:` with strings per language")
+            return False
+    default = base.default_language
+    for group, entries in ui.items():
+        if group in ("site_name", "language_name"):
+            _languages_of(base, report, lines, (group,), entries, required=base.languages)
+        elif group == "nav":
+            for label, per in (entries or {}).items():
+                _languages_of(base, report, lines, (group, label), per, required=base.project.other_languages)
+        elif isinstance(entries, dict):
+            for key, per in entries.items():
+                _languages_of(base, report, lines, (group, key), per, required=base.languages, empty_ok=(default,))
+    config_nav = mkdocs_config(base.project).get("nav")
+    for label in nav_labels(config_nav):
+        if label not in (ui.get("nav") or {}):
+            report.add(base.project.root / "mkdocs.yml", 1, f"nav label '{label}' has no translation",
+                       f"add `{label}: {{{', '.join(f'{x}: ...' for x in base.project.other_languages)}}}` "
+                       "under `nav:` in termbase/data/ui.yml")
+    sources, source_lines = yamlfile.load(data / "sources.yml", report)
+    for sid, src in (sources or {}).items():
+        if not str((src or {}).get("url", "")).startswith("https://"):
+            report.add(data / "sources.yml", source_lines.get((sid,), 1), f"source '{sid}' has no https URL",
+                       "add `url: https://...` pointing at the paper or documentation")
+        if not (src or {}).get("title"):
+            report.add(data / "sources.yml", source_lines.get((sid,), 1), f"source '{sid}' has no title",
+                       "add `title:` as the source itself writes it")
+    for lang in base.languages:
+        path = data / "style" / f"{lang}.yml"
+        if path.is_file():
+            style, style_lines = yamlfile.load(path, report)
+            if style is not None and not isinstance(style, dict):
+                report.add(path, 1, "the style guide is not a mapping", "see docs of termbase/data/style/")
+    return True
+
+
+def _languages_of(base, report, lines, key, per, required, empty_ok=()):
+    path = base.project.data_dir / "ui.yml"
+    line = yamlfile.line_of(lines, key)
+    if not isinstance(per, dict):
+        report.add(path, line, f"'{'.'.join(key)}' is not a mapping of languages",
+                   f"write `{{{', '.join(f'{x}: ...' for x in required)}}}`")
+        return
+    for lang in required:
+        value = per.get(lang)
+        if value is None or (value == "" and lang not in empty_ok):
+            report.add(path, line, f"'{'.'.join(key)}' has no '{lang}' string", f"add `{lang}: ...` to it")
+
+
+def check_records(base: TermBase, report) -> dict:
+    """Every term record: fields, references, formulas, placeholders, one name per concept."""
+    ui = base.ui
+    sources = base.sources or {}
+    records = {}
+    for path in base.term_files():
+        record, lines = yamlfile.load(path, report)
+        if record is None:
+            continue
+        if not isinstance(record, dict):
+            report.add(path, 1, "the record is not a mapping", "see termbase/data/terms/README.md for the layout")
+            continue
+        records[path.stem] = (path, record, lines)
+    seen = {lang: {} for lang in base.languages}
+    for slug, (path, term, lines) in records.items():
+        def at(*keys):
+            return yamlfile.line_of(lines, keys)
+
+        if not SLUG.fullmatch(slug):
+            report.add(path, 1, f"slug '{slug}' is not lowercase-with-hyphens", "rename the file, e.g. 'causal-mask.yml'")
+        for field in REQUIRED:
+            if field not in term:
+                report.add(path, 1, f"field '{field}' is missing", f"add `{field}:` (see termbase/data/terms/README.md)")
+        for key_path, value in yamlfile.walk(term):
+            if PLACEHOLDER.search(value):
+                report.add(path, at(*key_path), f"'{'.'.join(map(str, key_path))}' is still a placeholder", "write it")
+        if "category" in term and term["category"] not in ui["categories"]:
+            report.add(path, at("category"), f"unknown category '{term['category']}'", f"use one of: {', '.join(ui['categories'])}")
+        if "level" in term and term["level"] not in ui["levels"]:
+            report.add(path, at("level"), f"unknown level '{term['level']}'", f"use one of: {', '.join(ui['levels'])}")
+        for index, other in enumerate(term.get("related") or []):
+            if other not in records:
+                report.add(path, at("related", index), f"related term '{other}' does not exist", did_you_mean(other, records))
+        for index, sid in enumerate(term.get("sources") or []):
+            if sid not in sources:
+                close = difflib.get_close_matches(str(sid), list(sources), n=1, cutoff=0.6)
+                hint = f"did you mean '{close[0]}'?" if close else "add it to termbase/data/sources.yml with title and url"
+                report.add(path, at("sources", index), f"source '{sid}' is not in termbase/data/sources.yml", hint)
+        for index, tex in enumerate(term.get("formula") or [], 1):
+            if not isinstance(tex, str):
+                report.add(path, at("formula", index - 1), f"formula {index} is not text", "write the LaTeX as a string")
+            elif not PLACEHOLDER.search(tex):
+                reason = mathml.problem(tex.strip())
+                if reason:
+                    report.add(path, at("formula", index - 1), f"formula {index} does not parse: {reason}", "fix the LaTeX")
+        for name in term.get("notebooks") or []:
+            if not (base.project.docs / "notebooks" / f"{name}.py").is_file():
+                report.add(path, at("notebooks"), f"notebook docs/notebooks/{name}.py does not exist",
+                           "use the name of a notebook in docs/notebooks/, without .py")
+        if term.get("figure"):
+            for variant in ("", "-dark"):
+                fig = base.project.docs / "assets" / "figures" / f"{term['figure']}{variant}.svg"
+                if not fig.is_file():
+                    report.add(path, at("figure"), f"figure {base.project.shown(fig)} does not exist",
+                               "draw it with `python -m termbase figures` or remove `figure:`")
+        for lang in base.languages:
+            local = term.get(lang)
+            if not isinstance(local, dict):
+                report.add(path, 1, f"no '{lang}' record", f"add `{lang}:` with term and short")
+                continue
+            for field in LOCAL_REQUIRED:
+                if field not in local:
+                    report.add(path, at(lang), f"'{lang}.{field}' is missing", f"add `{field}:` under `{lang}:`")
+            if term.get("figure") and not local.get("figure_alt"):
+                report.add(path, at(lang), f"a figure but no '{lang}.figure_alt'", "describe the picture in that language")
+            if "$" in str(local.get("short", "")):
+                report.add(path, at(lang, "short"), f"'{lang}.short' has math: tooltips show it as raw text",
+                           "write it in words, or as `code`")
+            name = str(local.get("term", "")).lower()
+            if name and name in seen[lang]:
+                report.add(path, at(lang, "term"), f"term '{name}' ({lang}) is also the term of '{seen[lang][name]}'",
+                           "terms must be unique per language")
+            seen[lang][name] = slug
+    return {slug: record for slug, (_, record, _) in records.items()}

@@ -1,0 +1,84 @@
+"""Claims: sentences about how PyTorch behaves, each cited on a page as `{{ claim:<id> }}` and
+asserted by one test under tests/claims/ decorated `@claim("<id>")` (tests/claims/__init__.py).
+Both sides are read from the sources here, without importing the tests (or torch)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from termbase.core.project import Project
+
+CITATION = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
+CITATION_LIKE = re.compile(r"\{\{\s*claim\s*:[^}]*\}\}")
+
+
+@dataclass(frozen=True)
+class Test:
+    claim_id: str
+    path: Path
+    line: int  # of the decorator
+    function: str
+    first: int  # first and last line of the test function, for the claims page
+    last: int
+
+
+def tests(project: Project) -> dict[str, list[Test]]:
+    found: dict[str, list[Test]] = {}
+    for path in sorted((project.tests / "claims").glob("test_*.py")):
+        stat = path.stat()
+        for test in _tests_of(str(path), stat.st_mtime_ns, stat.st_size):
+            found.setdefault(test.claim_id, []).append(test)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _tests_of(path: str, mtime_ns: int, size: int) -> tuple[Test, ...]:
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            if (isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "claim"
+                    and decorator.args and isinstance(decorator.args[0], ast.Constant)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                out.append(Test(str(decorator.args[0].value), Path(path), decorator.lineno, node.name,
+                                first, node.end_lineno or node.lineno))
+    return tuple(out)
+
+
+def citations(text: str) -> list[tuple[int, str]]:
+    """(line, claim id) of every citation in a text, in order."""
+    return [(number, claim_id) for number, line in enumerate(text.splitlines(), 1)
+            for claim_id in CITATION.findall(line)]
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[^\s\w]*[\w¿¡«“\"(`*$])")
+
+
+def cited_sentences(text: str) -> list[tuple[int, str, str]]:
+    """(line, claim id, the sentence it follows) of every citation of a Markdown text."""
+    found = []
+    paragraph: list[tuple[int, str]] = []
+
+    def close():
+        joined = " ".join(line.strip() for _, line in paragraph)
+        for match in CITATION.finditer(joined):
+            before = CITATION.sub("", joined[: match.start()]).strip()
+            sentence = SENTENCE_END.split(before)[-1] if before else ""
+            number = next((n for n, line in paragraph if match.group() in line), paragraph[0][0])
+            found.append((number, match.group(1), sentence.strip()))
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            paragraph.append((number, line))
+        elif paragraph:
+            close()
+            paragraph = []
+    if paragraph:
+        close()
+    return found

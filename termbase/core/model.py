@@ -1,0 +1,107 @@
+"""The term base (data/terms/*.yml), the sources, the interface strings and the style guides
+of one project, read from its files.
+
+Files are parsed once per version (path, modification time, size), so a `mkdocs serve`
+rebuild sees every edit without anything having to be forgotten, and nothing is shared
+between projects: a `TermBase` is made for a `Project` and reads only that project's files.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+
+from termbase.core.project import Project
+
+# The structure every glossary entry follows, in this order (headings are in ui.yml).
+SECTION_KEYS = ("meanings", "usage", "formula", "code", "figure", "related", "origin", "sources")
+ENTRY_MARKERS = ("summary", "formula", "code", "figure", "related", "sources")
+
+
+def read_yaml(path: Path):
+    stat = path.stat()
+    return _parsed(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(path: str, mtime_ns: int, size: int):
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def read_text(path: Path) -> str:
+    stat = path.stat()
+    return _text(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(path: str, mtime_ns: int, size: int) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def page_lang(src_uri: str, languages) -> tuple[str, str] | None:
+    """`glossary/x.da.md` -> ("glossary/x.md", "da"); None without a known language suffix."""
+    match = re.fullmatch(r"(.+)\.([a-z]{2,3})\.(md|ipynb|py)", src_uri)
+    if not match or match.group(2) not in languages:
+        return None
+    return f"{match.group(1)}.{match.group(3)}", match.group(2)
+
+
+class TermBase:
+    """Everything the pages are rendered from, for one project at one moment."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.languages = project.languages
+        self.default_language = project.default_language
+
+    def term_files(self) -> list[Path]:
+        return sorted(self.project.terms_dir.glob("*.yml"))
+
+    @cached_property
+    def terms(self) -> dict[str, dict]:
+        """slug -> record, from data/terms/<slug>.yml."""
+        return {path.stem: read_yaml(path) or {} for path in self.term_files()}
+
+    @cached_property
+    def ui(self) -> dict:
+        return read_yaml(self.project.data_dir / "ui.yml") or {}
+
+    @cached_property
+    def sources(self) -> dict:
+        return read_yaml(self.project.data_dir / "sources.yml") or {}
+
+    def style(self, lang: str) -> dict:
+        path = self.project.data_dir / "style" / f"{lang}.yml"
+        return (read_yaml(path) or {}) if path.is_file() else {}
+
+    def t(self, key: str, lang: str, group: str = "labels") -> str:
+        """An interface string in `lang`."""
+        return self.ui[group][key][lang]
+
+    def nav_label(self, label: str, lang: str) -> str:
+        if lang == self.default_language:
+            return label
+        return self.ui["nav"][label][lang]
+
+    def language_name(self, lang: str) -> str:
+        return self.ui["language_name"][lang]
+
+    def name(self, slug: str, lang: str) -> str:
+        return self.terms[slug][lang]["term"]
+
+    @cached_property
+    def torch_version(self) -> str:
+        """The PyTorch version the snippets are verified with: the pin in requirements.txt."""
+        text = read_text(self.project.root / "requirements.txt")
+        match = re.search(r"^torch==([\w.+]+)", text, re.M)
+        return match.group(1) if match else "?"
+
+
+# Markers a page may hold on a line of its own, expanded by the build (termbase/site/pages.py).
+PAGE_MARKERS = ("glossary_index", "reading_order", "translation_status", "exports", "verified",
+                "benchmark_table", "style_guide", "claims")

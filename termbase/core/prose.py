@@ -1,0 +1,84 @@
+"""The prose of a Markdown page, line by line, as the language checks read it: code, math,
+URLs, link targets, HTML, entry markers, struck-out forms and quoted words are blanked out
+(replaced by spaces, so columns and line numbers stay), and what is left is what a reader
+reads as sentences in the page's language.
+"""
+
+from __future__ import annotations
+
+import re
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+BLANKED = [
+    re.compile(r"`[^`\n]*`"),  # inline code
+    re.compile(r"\$\$.*?\$\$"),  # display math on one line
+    re.compile(r"(?<![\\$])\$(?![\s$])[^$\n]*?(?<![\s\\])\$(?!\$)"),  # inline math
+    re.compile(r"\{\{[^}]*\}\}"),  # entry markers, claim marks
+    re.compile(r"\]\([^)]*\)"),  # link targets (the link text stays)
+    re.compile(r"\{[:.#][^}]*\}"),  # attribute lists
+    re.compile(r"<[^>\n]+>"),  # HTML tags
+    re.compile(r"https?://\S+"),
+    re.compile(r"~~[^~\n]*~~"),  # forms to avoid, struck out
+]
+QUOTED = [re.compile(p) for p in (r"«[^»\n]*»", r"“[^”\n]*”", r"»[^«\n]*«", r"„[^“\n]*“", r'"[^"\n]*"')]
+ITALIC = [re.compile(r"(?<![*\w])\*(?!\s)[^*\n]+?(?<!\s)\*(?![*\w])"), re.compile(r"(?<!\w)_(?!\s)[^_\n]+?(?<!\s)_(?!\w)")]
+
+
+def _blank(line: str, patterns) -> str:
+    for pattern in patterns:
+        line = pattern.sub(lambda m: " " * len(m.group()), line)
+    return line
+
+
+def markdown_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the page outside front matter, fenced code and display math."""
+    lines = text.splitlines()
+    out = []
+    start = 0
+    if lines and lines[0].strip() == "---":
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+        start = (end + 1) if end is not None else 0
+    fence = None
+    math = False
+    for number, line in enumerate(lines[start:], start + 1):
+        match = FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * 3
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            continue
+        if line.strip() == "$$":
+            math = not math
+            continue
+        if math:
+            continue
+        out.append((number, line))
+    return out
+
+
+def prose(line: str, *, quotes: bool = False, italics: bool = True) -> str:
+    """A line with everything that is not prose in the page's language blanked out."""
+    line = _blank(line, BLANKED)
+    if not quotes:
+        line = _blank(line, QUOTED)
+    if not italics:
+        line = _blank(line, ITALIC)
+    return line
+
+
+def unbalanced_dollar(line: str) -> bool:
+    """True when a line of prose has a `$` that opens or closes no inline formula."""
+    line = _blank(line, [BLANKED[0], BLANKED[1], BLANKED[3], BLANKED[4]])
+    line = re.sub(r"\\\$", "  ", line)
+    line = BLANKED[2].sub(lambda m: " " * len(m.group()), line)
+    return "$" in line
+
+
+def inline_formulas(line: str) -> list[str]:
+    """The LaTeX of each inline `$...$` and one-line `$$...$$` formula of a Markdown line."""
+    line = _blank(line, [BLANKED[0]])
+    found = [m.group()[2:-2] for m in BLANKED[1].finditer(line)]
+    found += [m.group()[1:-1] for m in BLANKED[2].finditer(BLANKED[1].sub("", line))]
+    return found

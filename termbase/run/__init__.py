@@ -1,0 +1,1 @@
+"""The executors: what runs code (notebooks, the code blocks of pages), and their one cache."""

@@ -1,0 +1,1 @@
+"""What MkDocs runs: the `termbase` plugin (plugin.py) and what its events call."""

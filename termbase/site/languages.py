@@ -1,0 +1,260 @@
+"""One MkDocs run builds the site once per language: the default language at `/`, each other
+language under `/<code>/`, each a complete Material site with its own theme strings, search
+index (that language's stemmer), sitemap and 404 page. Pages keep one slug in every language
+(`glossary/x.da.md` is served as `/da/glossary/x/`).
+
+Why not mkdocs-static-i18n: its single search index mixes languages, its 404 page is in one
+language, and it drops mkdocs-jupyter's files.
+
+The other languages build in parallel with the default one, each in a process of its own
+started with `spawn` (a fresh interpreter, so nothing is shared with the parent and nothing
+is forked from a process that runs threads, such as `mkdocs serve`'s). A language that fails
+never stops another: the parent waits for all of them, each with a deadline, and then fails
+the build naming every language that failed or hung.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from mkdocs.structure.files import File, Files
+
+from termbase.core.model import TermBase, page_lang
+
+log = logging.getLogger("mkdocs.plugins.termbase")
+
+
+class Switcher:
+    """Stands in `config.extra.alternate`: truthy, so Material's header shows the language
+    switcher (overrides/partials/alternate.html renders it from `config.extra.termbase`), and
+    not iterable, so Material's <head> writes no `<link rel="alternate">` of its own (its script
+    would fetch `<link>/sitemap.xml` from each; overrides/main.html writes the hreflang links)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def site_root(config, base: TermBase, lang: str) -> str:
+    """The URL path of the default language's site root, e.g. `/` or `/attention-glossary/`."""
+    path = urlsplit(site_base(config, base, lang)).path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def site_base(config, base: TermBase, lang: str) -> str:
+    """The absolute URL of the default language's root (a language site's URL ends in <lang>/)."""
+    url = config.site_url or "/"
+    if lang != base.default_language:
+        url = url.rstrip("/").rsplit("/", 1)[0]
+    return url if url.endswith("/") else url + "/"
+
+
+def prefix(base: TermBase, lang: str) -> str:
+    return "" if lang == base.default_language else f"{lang}/"
+
+
+def configure(config, base: TermBase, lang: str) -> None:
+    """Switch a freshly loaded config to the language it builds."""
+    config.theme["language"] = lang
+    config.site_name = base.ui["site_name"][lang]
+    config.nav = _translate_nav(config.nav, base, lang)
+    toc = config.mdx_configs.setdefault("toc", {})
+    toc["permalink_title"] = base.t("permalink", lang)
+    config.extra["alternate"] = Switcher()
+    root = site_root(config, base, lang)
+    home = root + prefix(base, lang)
+    config.extra["termbase"] = {
+        "lang": lang,
+        "home": home,
+        "glossary": home + "glossary/",
+        "glossary_label": base.nav_label("Glossary", lang),
+        "not_found": base.t("not_found", lang),
+        "not_found_text": base.t("not_found_text", lang),
+        "made_with": base.t("made_with", lang),
+        "switcher": [],
+        "hreflang": [],
+        # The one /404.html a static host serves for every missing path shows the page of the
+        # language the address asks for (docs/assets/javascripts/not-found.js).
+        "not_found_data": {"root": root, "languages": list(base.project.other_languages)}
+        if lang == base.default_language else None,
+    }
+
+
+def _translate_nav(items, base: TermBase, lang: str):
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            (label, value), = item.items()
+            value = _translate_nav(value, base, lang) if isinstance(value, list) else value
+            out.append({base.nav_label(label, lang): value})
+        else:
+            out.append(item)
+    return out
+
+
+def localize_files(files: Files, config, base: TermBase, lang: str) -> Files:
+    """Keep this language's pages under their language-neutral path; drop other languages'."""
+    kept = []
+    for file in files:
+        parsed = page_lang(file.src_uri, base.languages)
+        if parsed is None:
+            kept.append(file)
+        elif parsed[1] == lang:
+            kept.append(File.generated(config, parsed[0], abs_src_path=file.abs_src_path))
+    return Files(kept)
+
+
+def set_page_links(config, base: TermBase, lang: str, url: str) -> None:
+    """The switcher (site-root-relative) and the hreflang links (absolute) of one page; for the
+    404 page (url ""), each language's home."""
+    root = site_root(config, base, lang)
+    absolute = site_base(config, base, lang)
+    extra = config.extra["termbase"]
+    extra["switcher"] = [{"name": base.language_name(other), "lang": other,
+                          "link": root + prefix(base, other) + url} for other in base.languages]
+    extra["hreflang"] = [{"lang": other, "href": absolute + prefix(base, other) + url} for other in base.languages]
+    extra["hreflang"].append({"lang": "x-default", "href": absolute + url})
+
+
+# --- the other languages' builds -----------------------------------------------------------------
+
+@dataclass
+class Worker:
+    lang: str
+    process: multiprocessing.Process
+    conn: object
+    busy_since: float | None = None
+
+
+class LanguageBuilds:
+    """The processes that build the other languages, started once (a `mkdocs serve` keeps them
+    for every rebuild) and told to build after the default language's site folder is clean."""
+
+    def __init__(self, config, base: TermBase):
+        self.timeout = base.project.language_timeout
+        ctx = multiprocessing.get_context("spawn")
+        # What the command line may have changed (`--strict`, `--no-directory-urls`).
+        options = {"strict": config.strict, "use_directory_urls": config.use_directory_urls}
+        self.workers = []
+        for lang in base.project.other_languages:
+            parent, child = ctx.Pipe()
+            process = ctx.Process(target=_worker_main, name=f"termbase-{lang}", daemon=True,
+                                  args=(child, config.config_file_path, lang, options,
+                                        logging.getLogger("mkdocs").getEffectiveLevel(), _implementation()))
+            process.start()
+            child.close()
+            self.workers.append(Worker(lang, process, parent))
+
+    def start(self, site_dir: str, site_url: str, dirty: bool) -> None:
+        for worker in self.workers:
+            lang_url = (site_url or "/").rstrip("/") + f"/{worker.lang}/"
+            worker.conn.send({"site_dir": os.path.join(site_dir, worker.lang), "site_url": lang_url, "dirty": dirty})
+            worker.busy_since = time.monotonic()
+
+    def wait(self) -> list[str]:
+        """Wait for every language started; what failed, one line per language."""
+        failed = []
+        for worker in self.workers:
+            if worker.busy_since is None:
+                continue
+            left = self.timeout - (time.monotonic() - worker.busy_since)
+            if worker.conn.poll(max(0.0, left)):
+                try:
+                    status, message = worker.conn.recv()
+                except EOFError:
+                    status, message = "failed", f"its process ended (exit code {worker.process.exitcode})"
+            elif not worker.process.is_alive():
+                status, message = "failed", f"its process ended (exit code {worker.process.exitcode})"
+            else:
+                status, message = "failed", f"it did not finish within {self.timeout:.0f} s and was stopped"
+                worker.process.kill()
+            worker.busy_since = None
+            if status != "ok":
+                failed.append(f"the {worker.lang} site failed to build: {message}")
+        self.workers = [w for w in self.workers if w.process.is_alive()] if failed else self.workers
+        return failed
+
+    @property
+    def alive(self) -> bool:
+        return all(worker.process.is_alive() for worker in self.workers)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            try:
+                worker.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        for worker in self.workers:
+            worker.process.join(timeout=10)
+            if worker.process.is_alive():
+                worker.process.kill()
+        self.workers = []
+
+
+def _implementation() -> str:
+    """'properdocs' when ProperDocs runs this build in MkDocs' name, else 'mkdocs'."""
+    return sys.modules["mkdocs"].__name__.split(".")[0]
+
+
+class _NameTheLanguage(logging.Filter):
+    """In a language's build MkDocs says 'index.md'; the file to fix is docs/index.<lang>.md."""
+
+    def __init__(self, lang: str, docs_dir: str):
+        super().__init__()
+        self.lang = lang
+        self.docs_dir = docs_dir
+
+    def _named(self, match: re.Match) -> str:
+        name = match.group(1)
+        localized = f"{name}.{self.lang}.md"
+        return f"'{localized}'" if os.path.isfile(os.path.join(self.docs_dir, localized)) else match.group()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = re.sub(r"'([^'\s]+)\.md'", self._named, record.getMessage())
+        record.msg, record.args = f"[{self.lang}] {message}", None
+        return True
+
+
+def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, implementation: str) -> None:
+    """A language's build process: builds `lang` each time it is asked, until told to stop."""
+    if implementation != "mkdocs":
+        __import__(f"{implementation}.replacement")
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    handler.addFilter(_NameTheLanguage(lang, os.path.join(os.path.dirname(config_file), "docs")))
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        try:
+            config = load_config(config_file=config_file, site_dir=request["site_dir"], site_url=request["site_url"],
+                                 **options)
+            config.plugins["termbase"].language = lang
+            log.info("termbase: building the '%s' site", lang)
+            build(config, dirty=request["dirty"])
+            reply = ("ok", None)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the build
+            message = str(exc).strip() or type(exc).__name__
+            log.error("termbase: the '%s' site failed: %s", lang, message)
+            reply = ("failed", message)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        conn.send(reply)

@@ -1,0 +1,225 @@
+"""Turns term-base data into Markdown for a page: the parts of an entry that are the same in
+every language (summary box, formula, code, figure, related terms, sources), the index, and
+the other pages' markers. One `Pages` per language build; every marker reads only its data."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import PurePosixPath
+
+from termbase.core import claims, notebook_source, sections
+from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, TermBase
+from termbase.core.status import Status
+from termbase.site.benchmark_table import benchmark_table
+
+MARKER = re.compile(r"^\{\{ (\w+) \}\}$", re.M)
+CLAIM = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
+
+
+def entry_slug(src_uri: str) -> str | None:
+    match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", src_uri)
+    if match and match.group(1) != "index":
+        return match.group(1)
+    return None
+
+
+class Pages:
+    def __init__(self, base: TermBase, lang: str, status: Status, home: str, failed_blocks=None):
+        self.base = base
+        self.lang = lang
+        self.status = status
+        self.home = home  # URL path of this language's home, e.g. /es/
+        self.failed_blocks = failed_blocks or {}  # refs -> message (`mkdocs serve` only)
+        self.renderers = {name: getattr(self, name) for name in (*ENTRY_MARKERS, *PAGE_MARKERS)}
+
+    def t(self, key: str, group: str = "labels") -> str:
+        return self.base.t(key, self.lang, group)
+
+    def expand(self, markdown: str, src_uri: str) -> str:
+        """Replace `{{ marker }}` lines and claim citations; an entry gets its title too."""
+        slug = entry_slug(src_uri)
+        if slug is not None:
+            name = self.base.name(slug, self.lang)
+            markdown = f"# {name[:1].upper()}{name[1:]}\n\n{markdown}"
+        markdown = MARKER.sub(lambda m: self.renderers[m.group(1)](slug, src_uri), markdown)
+        return CLAIM.sub(lambda m: self.claim_mark(m.group(1)), markdown)
+
+    def claim_mark(self, claim_id: str) -> str:
+        label = html.escape(self.t("claim_mark", "page").format(version=self.base.torch_version))
+        return (f'<a class="termbase-claim" href="{self.home}claims/#{claim_id}" '
+                f'title="{html.escape(self.t("claim_title", "page"))}">{label}</a>')
+
+    # --- entries ---------------------------------------------------------------------------
+
+    def summary(self, slug, src_uri):
+        term = self.base.terms[slug]
+        local = term[self.lang]
+        lines = [f'!!! abstract "{self.t("short")}"', "", f"    {local['short']}", ""]
+        facts = [
+            f"**{self.t('category')}:** {self.base.ui['categories'][term['category']][self.lang]}",
+            f"**{self.t('level')}:** {self.base.ui['levels'][term['level']][self.lang]}",
+        ]
+        if local.get("synonyms"):
+            facts.append(f"**{self.t('synonyms')}:** " + ", ".join(local["synonyms"]))
+        if local.get("avoid"):
+            facts.append(f"**{self.t('avoid')}:** " + ", ".join(f"~~{w}~~" for w in local["avoid"]))
+        if local.get("english_kept"):
+            facts.append(f"*{self.t('english_kept')}*")
+        lines += [f"    {fact}  " for fact in facts]
+        return "\n".join(lines)
+
+    def formula(self, slug, src_uri):
+        formulas = "\n\n".join(f"$$\n{tex.strip()}\n$$" for tex in self.base.terms[slug]["formula"])
+        return formulas + f"\n\n<small>[{self.t('notation_link', 'page')}]({self._to('notation.md', src_uri)})</small>"
+
+    def code_block(self, refs) -> str:
+        """One fenced block made of snippet sections, embedded by pymdownx.snippets."""
+        failure = self.failed_blocks.get(tuple(refs))
+        if failure:  # only under `mkdocs serve`: a build fails instead
+            text = html.escape(failure).replace("\n", "<br>")
+            return f'!!! failure "{self.t("block_failed", "page")}"\n\n    {text}'
+        body = "\n\n\n".join(f'--8<-- "{ref}"' for ref in refs)  # PEP 8's two blank lines
+        return f"```python\n{body}\n```"
+
+    def code(self, slug, src_uri):
+        blocks = [self.code_block(refs) for refs in self.base.terms[slug]["code"]]
+        note = self.t("verified").format(version=self.base.torch_version)
+        return "\n\n".join(blocks) + f"\n\n<small>{note}</small>" + self.notebook_links(slug)
+
+    def notebook_links(self, slug):
+        """The notebooks that run this entry's code step by step (`notebooks:` in the record)."""
+        names = self.base.terms[slug].get("notebooks") or []
+        project = self.base.project
+        links = " · ".join(f"[{notebook_source.title(project, name, self.lang)}](../notebooks/{name}.ipynb)"
+                           for name in names)
+        return f"\n\n**{self.t('notebook')}:** {links}" if links else ""
+
+    def figure(self, slug, src_uri):
+        term = self.base.terms[slug]
+        alt = term[self.lang]["figure_alt"]
+        light = f"../assets/figures/{term['figure']}.svg"
+        dark = f"../assets/figures/{term['figure']}-dark.svg"
+        # Linked to itself: on a phone the full-size drawing is one tap away. One per scheme.
+        return (f"[![{alt}]({light}#only-light){{ .termbase-figure }}]({light})\n"
+                f"[![{alt}]({dark}#only-dark){{ .termbase-figure }}]({dark})")
+
+    def related(self, slug, src_uri):
+        return "\n".join(f"- [{self.base.name(other, self.lang)}]({other}.md)"
+                         for other in self.base.terms[slug]["related"])
+
+    def sources(self, slug, src_uri):
+        return "\n".join(self.source_line(s) for s in self.base.terms[slug]["sources"])
+
+    def source_line(self, source_id: str) -> str:
+        src = self.base.sources[source_id]
+        who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
+        return f"- {who}[{src['title']}]({src['url']})"
+
+    # --- other pages ------------------------------------------------------------------------
+
+    def _to(self, target: str, src_uri: str) -> str:
+        """A link from the page `src_uri` to the page `target` (both relative to docs/)."""
+        here = PurePosixPath(src_uri).parent
+        depth = len(here.parts)
+        return "../" * depth + target
+
+    def glossary_index(self, slug, src_uri):
+        """Entries grouped by category; each row: the term in every language, and its level."""
+        order = [self.lang] + [other for other in self.base.languages if other != self.lang]
+        levels = list(self.base.ui["levels"])
+        out = []
+        for category, names in self.base.ui["categories"].items():
+            entries = sorted(((s, t) for s, t in self.base.terms.items() if t["category"] == category),
+                             key=lambda kv: (levels.index(kv[1]["level"]), kv[1][self.lang]["term"].lower()))
+            if not entries:
+                continue
+            out.append(f"### {names[self.lang][:1].upper()}{names[self.lang][1:]}\n")
+            head = ("| " + " | ".join(self.base.language_name(x) for x in order) + f" | {self.t('level')} |")
+            rows = [head, "|" + "---|" * (len(order) + 1)]
+            for entry, term in entries:
+                cells = [f"[{term[self.lang]['term']}]({entry}.md)"] + [term[x]["term"] for x in order[1:]]
+                cells.append(self.base.ui["levels"][term["level"]][self.lang])
+                rows.append("| " + " | ".join(cells) + " |")
+            out.append("\n".join(rows) + "\n")
+        return "\n".join(out)
+
+    def reading_order(self, slug, src_uri):
+        """Every entry once, from the beginner's to the advanced ones (level, then category)."""
+        levels = list(self.base.ui["levels"])
+        categories = list(self.base.ui["categories"])
+        entries = sorted(self.base.terms.items(), key=lambda kv: (
+            levels.index(kv[1]["level"]), categories.index(kv[1]["category"]), kv[1][self.lang]["term"].lower()))
+        lines = []
+        for number, (entry, term) in enumerate(entries, 1):
+            level = self.base.ui["levels"][term["level"]][self.lang]
+            lines.append(f"{number}. [{term[self.lang]['term']}]({entry}.md) ({level})")
+        return "\n".join(lines)
+
+    def translation_status(self, slug, src_uri):
+        """Coverage per language, then every page whose translation lags its source."""
+        head = f"| {self.t('language')} | {self.t('translated')} | {self.t('outdated_count')} |\n|---|---|---|"
+        rows = [f"| {self.base.language_name(other)} | {n['translated']} / {n['pages']} | {n['outdated']} |"
+                for other, n in self.status.summary().items()]
+        lagging = [s for s in self.status.pages if s.outdated or not s.exists]
+        listing = "\n".join(
+            f"- {self.base.language_name(s.lang)}: `{s.page}` "
+            + (f"({self.t('outdated_one', 'page')})" if s.exists else f"({self.t('missing')})")
+            for s in lagging
+        ) or self.t("all_current")
+        return "\n".join([head, *rows]) + "\n\n" + listing
+
+    def outdated_notice(self, src_uri: str, english_url: str) -> str:
+        """A notice on top of a translation older than its source, or ''."""
+        if self.lang == self.base.default_language or not self.status.is_outdated(src_uri, self.lang):
+            return ""
+        # An HTML link, not Markdown: MkDocs would warn about an absolute link in a page.
+        link = f'<a href="{english_url}">{html.escape(self.t("outdated_link"))}</a>'
+        return f'!!! warning "{self.t("outdated")}"\n\n    {link}\n\n'
+
+    def exports(self, slug, src_uri):
+        """Links to the term base in the three exchange formats, at the language root."""
+        return " · ".join(f"[{label}]({self._to('termbase.' + fmt, src_uri)})" for fmt, label in
+                          (("tbx", "TBX (ISO 30042)"), ("csv", "CSV"), ("json", "JSON")))
+
+    def verified(self, slug, src_uri):
+        """The note under embedded code on pages that are not entries (FAQ)."""
+        return f"<small>{self.t('verified_page').format(version=self.base.torch_version)}</small>"
+
+    def benchmark_table(self, slug, src_uri):
+        return benchmark_table(self.base, self.lang)
+
+    def style_guide(self, slug, src_uri):
+        from termbase.site.style_page import style_guide
+
+        return style_guide(self.base, self.lang)
+
+    def claims(self, slug, src_uri):
+        """Every claim: the sentences of this language that cite it, and the test that proves it."""
+        project = self.base.project
+        cited: dict[str, list[tuple[str, str]]] = {}
+        docs = project.docs
+        for path in sorted(docs.rglob(f"*.{self.lang}.md")):
+            neutral = path.relative_to(docs).as_posix().rsplit(".", 2)[0] + ".md"
+            for _, claim_id, sentence in claims.cited_sentences(path.read_text(encoding="utf-8")):
+                cited.setdefault(claim_id, []).append((neutral, sentence))
+        out = []
+        for claim_id, found in sorted(claims.tests(project).items()):
+            test = found[0]
+            source = test.path.read_text(encoding="utf-8").splitlines()[test.first - 1:test.last]
+            where = [f"- [{neutral}]({self._to(neutral, src_uri)}): {sentence}"
+                     for neutral, sentence in cited.get(claim_id, [])]
+            out.append(f"### `{claim_id}` {{ #{claim_id} }}\n\n" + "\n".join(where)
+                       + f"\n\n`{project.shown(test.path)}`, `{test.function}`:\n\n```py\n"
+                       + "\n".join(source) + "\n```\n")
+        return "\n".join(out)
+
+
+# Pygments wraps every name and every run of spaces in a span; Material colours names (`.n`)
+# with the plain code colour and leaves whitespace (`.w`) unstyled, so these spans only add
+# bytes: about a fifth of an entry page.
+PLAIN_CODE_SPAN = re.compile(r'<span class="[nw]">([^<]*)</span>')
+
+
+def slim_code(page_html: str) -> str:
+    return PLAIN_CODE_SPAN.sub(r"\1", page_html)

@@ -1,0 +1,201 @@
+"""The `termbase` MkDocs plugin: wires the term base into every build.
+
+State is held per plugin instance, which MkDocs makes per configuration (and keeps across the
+rebuilds of one `mkdocs serve`, because the plugin has `on_startup`), never in module globals:
+each language is built by its own process (site/languages.py) with its own instance.
+
+Order of a build of the default language: check the sources (fail before anything is written),
+run the notebooks and verify every code block (both cached), then build the default language
+while each other language builds into `site/<lang>/` in a process of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File
+
+from termbase.core import check, export
+from termbase.core.model import TermBase
+from termbase.core.project import ConfigError, Project
+from termbase.core.status import Status
+from termbase.run.blocks import BlockRunner
+from termbase.run.cache import Cache
+from termbase.run.notebooks import NotebookError, run_all
+from termbase.site import languages, mathml, notebook_pages, verify
+from termbase.site.config import TermbaseConfig
+from termbase.site.pages import Pages, entry_slug, slim_code
+from termbase.site.tooltips import Tooltips
+
+log = logging.getLogger("mkdocs.plugins.termbase")
+SEARCH_WORKER = "assets/javascripts/workers/search."
+
+
+@dataclass
+class Build:
+    """What one build of one language reads and makes."""
+
+    project: Project
+    base: TermBase
+    lang: str
+    main: bool  # the process MkDocs runs, building the default language and starting the others
+    site_dir: str
+    runs: list = field(default_factory=list)
+    failed_blocks: dict = field(default_factory=dict)
+    pages: Pages | None = None
+    tooltips: Tooltips | None = None
+
+
+def _code_version(project: Project) -> dict[str, int]:
+    return {p.as_posix(): p.stat().st_mtime_ns for p in (project.root / "termbase").rglob("*.py")}
+
+
+class TermbasePlugin(BasePlugin[TermbaseConfig]):
+    def __init__(self):
+        super().__init__()
+        self.command = "build"
+        self.language: str | None = None  # set by a language's build process before it builds
+        self.language_builds: languages.LanguageBuilds | None = None
+        self.runner: BlockRunner | None = None
+        self.code: dict[str, int] | None = None
+        self.build: Build | None = None
+
+    def on_startup(self, *, command, dirty):
+        self.command = command
+
+    def on_shutdown(self):
+        if self.language_builds is not None:
+            self.language_builds.close()
+            self.language_builds = None
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None
+
+    @event_priority(100)  # before the search plugin reads the theme language
+    def on_config(self, config):
+        try:
+            project = Project.from_options(Path(config.config_file_path).parent.resolve(), dict(self.config))
+        except ConfigError as exc:
+            raise PluginError(str(exc)) from None
+        base = TermBase(project)
+        lang = self.language or project.default_language
+        self.build = Build(project, base, lang, self.language is None, config.site_dir)
+        languages.configure(config, base, lang)
+        notebook_pages.configure(config, base, lang)
+        return config
+
+    def on_pre_build(self, config):
+        build = self.build
+        project, base = build.project, build.base
+        cache = Cache(project.cache_dir)
+        if build.main:
+            self._same_code(project)
+            report = check.run(project)
+            for note in report.notes:
+                log.info("termbase: %s", note)
+            if report:
+                for problem in report:
+                    log.error(str(problem))
+                raise PluginError(f"termbase check found {len(report)} problem(s); fix them (listed above) and rebuild")
+        try:
+            build.runs = run_all(project, cache)
+        except NotebookError as exc:
+            raise PluginError(str(exc)) from None
+        if self.runner is None:
+            self.runner = BlockRunner(cache)
+        build.failed_blocks = verify.verify(base, self.runner)
+        if build.failed_blocks and build.main:
+            for message in build.failed_blocks.values():
+                log.error("termbase: %s", message)
+            if self.command != "serve":
+                raise PluginError(f"{len(build.failed_blocks)} code block(s) do not do what their tests declare; "
+                                  "nothing unverified is published (see above)")
+        home = languages.site_root(config, base, build.lang) + languages.prefix(base, build.lang)
+        build.pages = Pages(base, build.lang, Status(project), home, build.failed_blocks)
+        build.tooltips = Tooltips(base, build.lang)
+        if build.main and project.other_languages:
+            if self.language_builds is None or not self.language_builds.alive:
+                if self.language_builds is not None:
+                    self.language_builds.close()
+                self.language_builds = languages.LanguageBuilds(config, base)
+
+    def _same_code(self, project: Project) -> None:
+        """`mkdocs serve` imports the site's code once; an edit to it needs a restart."""
+        now = _code_version(project)
+        if self.code is None or self.command != "serve":
+            self.code = now
+            return
+        changed = sorted(path for path, mtime in now.items() if self.code.get(path) != mtime)
+        if changed:
+            raise PluginError(f"{project.shown(changed[0])} changed since `mkdocs serve` started, and the server "
+                              "still runs the old code - stop it (Ctrl+C) and start `mkdocs serve` again")
+
+    @event_priority(50)  # before mkdocs-jupyter wraps notebook files: localize_files recreates File objects
+    def on_files(self, files, config):
+        build = self.build
+        files = languages.localize_files(files, config, build.base, build.lang)
+        files = notebook_pages.add_files(files, config, build.base, build.lang, build.runs, build.pages.claim_mark)
+        for fmt in export.FORMATS:  # the term base for translators, at every language root
+            files.append(File.generated(config, f"termbase.{fmt}", content=export.render(build.base, fmt)))
+        if build.main and self.language_builds is not None:
+            # Now: the site folder has been cleaned, and every notebook and block is in the cache.
+            self.language_builds.start(config.site_dir, config.site_url, dirty=False)
+        return files
+
+    def on_page_markdown(self, markdown, page, config, files):
+        build = self.build
+        english = languages.site_root(config, build.base, build.lang) + page.url
+        return build.pages.outdated_notice(page.file.src_uri, english) + build.pages.expand(markdown, page.file.src_uri)
+
+    def on_page_content(self, html, page, config, files):
+        build = self.build
+        html = notebook_pages.page_content(html, page, build.base, build.lang)
+        html = slim_code(mathml.to_mathml(html, where=build.project.shown(page.file.abs_src_path)))
+        return build.tooltips.add(html, page.url, entry_slug(page.file.src_uri))
+
+    def on_page_context(self, context, page, config, nav):
+        languages.set_page_links(config, self.build.base, self.build.lang, page.url)
+        return context
+
+    def on_post_page(self, output, page, config):
+        return _stemmed_search(output)
+
+    def on_pre_template(self, template, template_name, config):
+        if template_name == "404.html":  # not a page: its switcher leads to each language's home
+            languages.set_page_links(config, self.build.base, self.build.lang, "")
+        return template
+
+    def on_post_template(self, output_content, template_name, config):
+        return _stemmed_search(output_content) if template_name == "404.html" else output_content
+
+    def on_post_build(self, config):
+        if self.build.main and self.language_builds is not None:
+            failed = self.language_builds.wait()
+            if failed:
+                raise PluginError("; ".join(failed) + " (see the errors above)")
+
+    def on_build_error(self, error):
+        build = self.build
+        if build is None or not build.main:
+            return  # a language's build reports to the main process, which decides
+        if self.language_builds is not None:
+            self.language_builds.wait()  # never delete a site another language is still writing
+        # A failed `mkdocs build` leaves no half-built site behind for a deploy to pick up.
+        # (`mkdocs serve` keeps its last good build on screen and prints the error.)
+        if self.command == "build":
+            shutil.rmtree(build.site_dir, ignore_errors=True)
+
+
+def _stemmed_search(output: str) -> str:
+    """Point Material's search at the wrapper that stems each query word before Material adds
+    its trailing wildcard (lunr skips the stemmer for wildcard words). Material writes the
+    worker's path once per page, in its `__config` JSON; if it stops doing so, say it."""
+    if output.count(SEARCH_WORKER) != 1:
+        raise PluginError("Material's page no longer names its search worker once "
+                          f"('{SEARCH_WORKER}'); update termbase/site/plugin.py (_stemmed_search)")
+    return output.replace(SEARCH_WORKER, "assets/javascripts/workers/search-stem.js#search.", 1)
