@@ -30,10 +30,10 @@
 # # Cross-attention i en encoder-decoder
 #
 # I en encoder-decoder-transformer er cross-attention stedet, hvor decoderen læser kildesætningen:
-# forespørgslerne kommer fra de måltokens, decoderen er ved at producere, og nøglerne og værdierne
-# fra encoderens output for kildetokenerne. Denne notebook kører ét cross-attention-lag på en
-# legetøjsoversættelse fra engelsk til spansk og tegner for hvert hoved, hvilke kildetokens hvert
-# måltoken retter sin attention mod.
+# forespørgslerne kommer fra de mål-tokens, decoderen er ved at producere, og nøglerne og værdierne
+# fra encoderens output for kildens tokens. Denne notebook kører ét cross-attention-lag på en lille,
+# konstrueret oversættelse fra engelsk til spansk og tegner for hvert hoved, hvilke kilde-tokens
+# hvert mål-token lægger vægt på.
 #
 # Intet er trænet her. I stedet er vektorerne og to af de fire hoveder sat op i hånden, så
 # heatmappene har noget at vise: ét hoved parrer ord efter betydning, et andet efter position, og de
@@ -72,7 +72,7 @@
 # decodificador aprenden vectores así; aquí son ortonormales por construcción.
 
 # %% [markdown] lang="da"
-# ## Legetøjssætningerne
+# ## Eksempelsætningerne
 #
 # Kilde: *the black cat sleeps*; mål: *el gato negro duerme*. Spansk sætter adjektivet efter
 # substantivet, så ordene bytter plads: *gato* oversætter *cat*, det tredje kildeord, men står som
@@ -174,11 +174,11 @@ for head, part in parts.items():
 # ## Cross-attention, hoved for hoved
 #
 # Decoderens tilstande spørger, encoderens output svarer: `attention(x, memory, memory,
-# key_padding_mask=padding)` returnerer én vektor pr. måltoken, `(B, L, d_model)`. Vægtene bag har
-# formen `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. måltoken og en søjle pr.
-# kildetoken.
+# key_padding_mask=padding)` returnerer én vektor pr. mål-token, `(B, L, d_model)`. De bagvedliggende
+# vægte har formen `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. mål-token og en søjle
+# pr. kilde-token.
 
-# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une el-the, gato-cat, negro-black y duerme-sleeps, la cabeza 2 sigue la diagonal, las cabezas 3 y 4 están repartidas y las columnas de relleno son 0.", "da": "Fire heatmaps, ét pr. hoved, af hvor meget hvert spansk måltoken retter sin attention mod hvert engelsk kildetoken: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 er spredte, og padding-søjlerne er 0."}
+# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une el-the, gato-cat, negro-black y duerme-sleeps, la cabeza 2 sigue la diagonal, las cabezas 3 y 4 están repartidas y las columnas de relleno son 0.", "da": "Fire heatmaps, ét pr. hoved, der viser, hvor meget vægt hvert spansk mål-token lægger på hvert engelsk kilde-token: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 spreder deres vægt bredt, og padding-søjlerne er 0."}
 out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
 attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
 # (B, h, L, S): one L x S matrix per head

@@ -30,10 +30,10 @@
 # %% [markdown] lang="da"
 # # Multi-head attention trin for trin
 #
-# Denne notebook skiller ét kald af multi-head attention ad og kører trinene et ad gangen:
+# Denne notebook skiller ét kald af multi-head attention ad og kører trinnene ét ad gangen:
 # projektionerne, opdelingen i hoveder, scorerne, softmax, den vægtede sum af værdierne,
 # sammenkædningen og outputprojektionen, og den udskriver formen på hver tensor undervejs.
-# Heatmappene viser hvert hoveds attention-vægte, og de sidste celler kontrollerer, at trinene giver
+# Heatmappene viser hvert hoveds attention-vægte, og de sidste celler kontrollerer, at trinnene giver
 # præcis det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
 # med de samme vægte.
 #
@@ -54,8 +54,8 @@
 # una columna por token de clave y, en cada celda, el peso que esa consulta da a esa clave.
 
 # %% [markdown] lang="da"
-# En lille hjælpefunktion tegner ét heatmap pr. hoved: en række pr. forespørgselstoken, en søjle
-# pr. nøgletoken og i hver celle den vægt, som forespørgslen giver nøglen.
+# En lille hjælpefunktion tegner ét heatmap pr. hoved: en række pr. forespørgsels-token, en søjle
+# pr. nøgle-token og i hver celle den vægt, som forespørgslen giver nøglen.
 
 # %%
 # --8<-- "docs/notebooks/_heatmaps.py:code"
@@ -77,8 +77,8 @@
 # ## Inputtet
 #
 # Én sætning på seks tokens (et batch på én), en modelbredde på 16 og fire hoveder, så hvert
-# hoved arbejder i `d_k = 16 / 4 = 4` dimensioner. Tilfældige vektorer bruges i stedet for
-# tokenernes embeddings.
+# hoved arbejder i `d_k = 16 / 4 = 4` dimensioner. Tilfældige vektorer står i stedet for
+# rigtige token-embeddings.
 
 # %%
 torch.manual_seed(0)
@@ -189,9 +189,9 @@ print("scores:", tuple(scores.shape))
 # ## 4. Softmax
 #
 # Softmax tages over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
-# summerer til 1. Ét heatmap pr. hoved: række = forespørgselstoken, søjle = nøgletoken.
+# summerer til 1. Ét heatmap pr. hoved: række = forespørgsels-token, søjle = nøgle-token.
 
-# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen »the cat sat on the mat«; hver række summer til 1."}
+# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
 weights = torch.softmax(scores, dim=-1)  # (B, h, T, T)
 rows_sum_to_one = torch.allclose(weights.sum(dim=-1), torch.ones(1, num_heads, len(tokens)))
 print("weights:", tuple(weights.shape), "  rows sum to 1:", rows_sum_to_one)
@@ -290,7 +290,8 @@ print("out:", tuple(out.shape))
 # ## Kontrol mod ét kald og mod PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når vores vægte er kopieret over i dens pakkede format, inklusive vægtene pr. hoved.
+# returnerer, når vores vægte er kopieret over i dens pakkede format, inklusive attention-vægtene for hvert
+# hoved.
 
 # %%
 # --8<-- "snippets/torch_mha_weights.py:code"
