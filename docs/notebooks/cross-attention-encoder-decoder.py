@@ -118,10 +118,12 @@ print("padding mask:", padding.int().tolist())
 # %% [markdown] lang="en"
 # ## Two heads with a job
 #
-# Head *i* owns rows `i·d_k … (i+1)·d_k − 1` of `W^Q` and `W^K`. Head 1 gets a projection that
-# reads only the meaning part, the same for queries and keys, so its score is high where a target
-# word and a source word share a meaning. Head 2 does the same with the position part. Heads 3 and
-# 4 keep their random initial weights.
+# Heads count from 1 and tensor indices from 0. Head *i* owns the rows at indices
+# `(i−1)·d_k … i·d_k − 1` of the stored weights `w_q.weight` and `w_k.weight`, which hold `W^Q`
+# and `W^K` transposed: those rows are its own `(W_i^Q)^T` and `(W_i^K)^T`. Head 1 gets a
+# projection that reads only the meaning part, the same for queries and keys, so its score is high
+# where a target word and a source word share a meaning. Head 2 does the same with the position
+# part. Heads 3 and 4 keep their random initial weights.
 
 # %% [markdown] lang="es"
 # ## Dos cabezas con un cometido
@@ -142,17 +144,17 @@ print("padding mask:", padding.int().tolist())
 
 # %%
 attention = CrossAttention(d_model, num_heads).eval()
-parts = {0: slice(0, d_k), 1: slice(d_k, 2 * d_k)}  # head 1: meaning, head 2: position
+parts = {1: slice(0, d_k), 2: slice(d_k, 2 * d_k)}  # head 1: meaning, head 2: position
 with torch.no_grad():
     for head, part in parts.items():
-        rows = slice(head * d_k, (head + 1) * d_k)
+        rows = slice((head - 1) * d_k, head * d_k)  # head i is index i - 1
         for projection in (attention.w_q, attention.w_k):
             projection.weight[rows] = 0.0
             projection.weight[rows, part] = 3.0 * torch.eye(d_k)
             projection.bias[rows] = 0.0
 print("W^Q and W^K:", tuple(attention.w_q.weight.shape), " d_k =", d_k)
 for head, part in parts.items():
-    print(f"head {head + 1} reads features {part.start}..{part.stop - 1}")
+    print(f"head {head} reads features {part.start}..{part.stop - 1}")
 
 # %% [markdown] lang="en"
 # ## Cross-attention, per head
@@ -211,8 +213,13 @@ plot_heads(weights[0], target, source)
 # er de to padding-søjler præcis 0.
 
 # %%
-by_meaning = [source[i] for i in weights[0, 0].argmax(dim=-1)]
-by_position = [source[i] for i in weights[0, 1].argmax(dim=-1)]
+def head_weights(head):
+    """(L, S): the weights of head `head`, counting from 1 (index head - 1)."""
+    return weights[0, head - 1]
+
+
+by_meaning = [source[j] for j in head_weights(1).argmax(dim=-1)]
+by_position = [source[j] for j in head_weights(2).argmax(dim=-1)]
 print("head 1, most attended source token:", dict(zip(target, by_meaning)))
 print("head 2, most attended source token:", dict(zip(target, by_position)))
 print("largest weight on <pad>:", weights[..., 4:].max().item())
@@ -223,9 +230,10 @@ assert weights[..., 4:].max() == 0
 # %% [markdown] lang="en"
 # ## Check against PyTorch
 #
-# The same layer as a `torch.nn.MultiheadAttention`: the weights are copied into its layout, and
-# its `key_padding_mask` uses the same convention as ours (`True` = padding). Outputs and per-head
-# weights must agree.
+# The same layer as a `torch.nn.MultiheadAttention`: the weights are copied into its packed layout,
+# {{ claim:mha-packed-in-proj }} and its `key_padding_mask` uses the same convention as ours
+# (`True` = padding). {{ claim:mha-key-padding-true-ignores }} Outputs and per-head weights must
+# agree.
 
 # %% [markdown] lang="es"
 # ## Comprobación con PyTorch

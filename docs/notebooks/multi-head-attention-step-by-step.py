@@ -120,8 +120,9 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 # ## 2. Split into heads
 #
 # `split_heads` views the last dimension as `(h, d_k)` and moves the head dimension forward:
-# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Head *i* gets features
-# `i·d_k … (i+1)·d_k − 1` of every token; nothing is copied or mixed.
+# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Heads count from 1 and tensor indices
+# from 0: head *i* is index `i − 1` on the head axis and gets the features at indices
+# `(i−1)·d_k … i·d_k − 1` of every token; nothing is copied or mixed.
 
 # %% [markdown] lang="es"
 # ## 2. División en cabezas
@@ -142,8 +143,11 @@ q_heads = mha.split_heads(q)  # (B, h, T, d_k)
 k_heads = mha.split_heads(k)
 v_heads = mha.split_heads(v)
 print("q_heads:", tuple(q_heads.shape))
-same = torch.equal(q_heads[:, 1], q[:, :, 4:8])
-print("head 2 holds features 4..7 of q:", same)
+head = 2  # heads count from 1: head 2 is index 1 on the head axis
+features = slice((head - 1) * mha.d_k, head * mha.d_k)  # indices 4..7
+same = torch.equal(q_heads[:, head - 1], q[:, :, features])
+span = f"{features.start}..{features.stop - 1}"
+print(f"head {head} (index {head - 1}) holds features {span} of q:", same)
 assert same
 
 # %% [markdown] lang="en"
@@ -230,8 +234,9 @@ assert same
 # ## 6. Concatenate the heads
 #
 # Move the tokens forward again and lay the heads side by side: `(B, h, T, d_k)` →
-# `(B, T, h, d_k)` → `(B, T, h·d_k)`, which is `(B, T, d_model)` again. `reshape` copies here,
-# because the transposed tensor is not contiguous.
+# `(B, T, h, d_k)` → `(B, T, h·d_k)`, which is `(B, T, d_model)` again. This needs `reshape`:
+# `view` would raise, because the transposed tensor is not contiguous.
+# {{ claim:tensor-view-after-transpose-raises }}
 
 # %% [markdown] lang="es"
 # ## 6. Concatenación de las cabezas
@@ -277,7 +282,10 @@ print("out:", tuple(out.shape))
 # ## Check: one call, and PyTorch
 #
 # The seven steps must give what `mha(x, x, x)` returns, and what `torch.nn.MultiheadAttention`
-# returns once our weights are copied into its packed layout, per-head weights included.
+# returns once our weights are copied into its packed layout, `in_proj_weight` with the query,
+# key and value rows one after the other. {{ claim:mha-packed-in-proj }} Its per-head weights must
+# match too: with `average_attn_weights=False` it returns them as `(B, h, T, T)` instead of their
+# mean over the heads. {{ claim:mha-need-weights-averaged }}
 
 # %% [markdown] lang="es"
 # ## Comprobación: una sola llamada y PyTorch
@@ -312,10 +320,11 @@ assert all(checks.values())
 # %% [markdown] lang="en"
 # ## With a causal mask
 #
-# In a decoder, token *i* may only look at tokens `0 … i`. The causal mask (`True` = may attend)
+# In a decoder, token *i* may only look at tokens `1 … i`. The causal mask (`True` = may attend)
 # sets the other scores to the most negative float before the softmax, so their weights are
 # exactly 0 and every heatmap becomes lower-triangular. `nn.MultiheadAttention` wants the opposite
-# convention (`True` = ignore), hence the `~`.
+# convention for a boolean `attn_mask` (`True` = ignore), hence the `~`.
+# {{ claim:mha-bool-attn-mask-true-ignores }}
 
 # %% [markdown] lang="es"
 # ## Con una máscara causal
