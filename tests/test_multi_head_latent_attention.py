@@ -1,0 +1,250 @@
+"""snippets/multi_head_latent_attention.py: the naive form against the
+paper's equations written per head, the absorbed form against the naive one
+(float64), decoding from the latent cache, and the cache sizes."""
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import snippets.multi_head_latent_attention as mod
+from snippets.multi_head_latent_attention import (
+    MultiHeadLatentAttention,
+    kv_cache_bytes_per_token,
+)
+from snippets.rotary_position_embedding import apply_rope
+from tests import snippet_blocks as sb
+
+EXPECTED_OUTPUT = {
+    "demo": [
+        "cached per token: 32 + 8 numbers, MHA would cache 128",
+        "output shape: (2, 7, 64)",
+        "absorbed form equals naive form: True",
+        "decode step from the latent cache equals the full pass: True",
+    ],
+    "cache_size": [
+        "bfloat16, bytes per token per layer:",
+        "  MHA                 65536",
+        "  GQA, 8 KV heads      4096",
+        "  MQA                   512",
+        "  MLA                  1152",
+        "MHA / MLA: 56.9",
+        "MLA caches as much as GQA with 2.25 KV heads",
+        "60 layers, KiB per token: MLA 67.5 MHA 3840.0",
+    ],
+}
+PROPERTY_SETTINGS = settings(max_examples=25, deadline=None,
+                             derandomize=True)
+F64 = torch.float64
+
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(
+    mod, EXPECTED_OUTPUT)
+
+
+def test_block_output_is_complete():
+    for block, lines in EXPECTED_OUTPUT.items():
+        printed = sb.run_once(sb.compose(mod.BLOCKS[block])).result()
+        assert printed.stdout.splitlines() == lines
+
+
+def make(seed, d_model=24, h=3, d_h=8, d_c=6, d_r=4, dtype=F64):
+    torch.manual_seed(seed)
+    return MultiHeadLatentAttention(d_model, h, d_h, d_c, d_r).to(dtype)
+
+
+def inputs(seed, b, t, d_model, dtype=F64):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(b, t, d_model, generator=gen, dtype=dtype)
+
+
+def paper_equations(mla, x, attend):
+    """Eqs. 9-11 and 14-19 of arXiv 2405.04434 in row vectors, one head and
+    one query at a time (without the query compression, eqs. 12-13)."""
+    b, t, _ = x.shape
+    h, d_h, d_r = mla.h, mla.d_h, mla.d_r
+    pos = torch.arange(t)
+
+    def rope(z):
+        return apply_rope(z, pos, layout="interleaved")
+
+    c_kv = x @ mla.w_dkv.weight.T  # eq. 9
+    k_c = c_kv @ mla.w_uk.weight.T  # eq. 10, (b, t, h * d_h)
+    v_c = c_kv @ mla.w_uv.weight.T  # eq. 11
+    q_c = x @ mla.w_q.weight.T  # (b, t, h * d_h)
+    q_r = rope((x @ mla.w_qr.weight.T).view(b, t, h, d_r).transpose(1, 2))
+    k_r = rope(x @ mla.w_kr.weight.T)  # eq. 15: one key, (b, t, d_r)
+    o = torch.zeros(b, t, h * d_h, dtype=x.dtype)
+    for i in range(h):
+        cols = slice(i * d_h, (i + 1) * d_h)
+        for s in range(t):
+            q_ti = torch.cat((q_c[:, s, cols], q_r[:, i, s]), -1)  # eq. 16
+            keys = [j for j in range(t) if attend[s, j]]
+            k_ji = torch.cat((k_c[:, keys, cols], k_r[:, keys]), -1)  # eq. 17
+            scores = torch.einsum("bd,bjd->bj", q_ti, k_ji)
+            weights = torch.softmax(scores / math.sqrt(d_h + d_r), -1)
+            o[:, s, cols] = torch.einsum("bj,bjd->bd", weights,
+                                         v_c[:, keys, cols])  # eq. 18
+    return o @ mla.w_o.weight.T  # eq. 19
+
+
+@pytest.mark.parametrize("mask", ["causal", "none"])
+def test_naive_form_follows_the_papers_equations(mask):
+    mla = make(0)
+    x = inputs(0, 2, 6, 24)
+    attend = torch.ones(6, 6, dtype=torch.bool)
+    if mask == "causal":
+        attend = attend.tril()
+    c_kv, k_r = mla.compress(x, torch.arange(6))
+    naive = mla.naive(x, c_kv, k_r, torch.arange(6), attend=attend)
+    sb.assert_close(naive, paper_equations(mla, x, attend))
+
+
+@PROPERTY_SETTINGS
+@given(h=st.integers(1, 4), d_h=st.integers(1, 6), d_c=st.integers(1, 8),
+       half_r=st.integers(1, 3), length=st.integers(1, 5),
+       extra=st.integers(0, 4), mask=st.sampled_from(["none", "causal",
+                                                      "random"]),
+       seed=st.integers(0, 2**16))
+def test_property_absorbed_equals_naive(h, d_h, d_c, half_r, length, extra,
+                                        mask, seed):
+    d_model, source = 10, length + extra
+    mla = make(seed, d_model, h, d_h, d_c, 2 * half_r)
+    everything = inputs(seed, 2, source, d_model)
+    c_kv, k_r = mla.compress(everything, torch.arange(source))
+    x, pos = everything[:, extra:], torch.arange(extra, source)
+    attend = None
+    if mask == "causal":  # the new queries are the last `length` positions
+        attend = torch.ones(length, source, dtype=torch.bool).tril(extra)
+    elif mask == "random":
+        gen = torch.Generator().manual_seed(seed)
+        attend = torch.rand(length, source, generator=gen) < 0.5
+        attend[:, 0] = True
+    naive = mla.naive(x, c_kv, k_r, pos, attend=attend)
+    absorbed = mla.absorbed(x, c_kv, k_r, pos, attend=attend)
+    assert absorbed.shape == (2, length, d_model)
+    sb.assert_close(absorbed, naive)
+
+
+def test_absorbed_weights_are_the_products_of_the_projections():
+    mla = make(1)
+    w_qk, w_ov = mla.absorbed_weights()
+    assert w_qk.shape == (3, 24, 6) and w_ov.shape == (3, 6, 24)
+    for i in range(3):
+        rows = slice(i * 8, (i + 1) * 8)
+        # row vectors: q_c,i = x W_q,i^T, k_c,i = c W_uk,i^T
+        sb.assert_close(w_qk[i],
+                        mla.w_q.weight[rows].T @ mla.w_uk.weight[rows])
+        sb.assert_close(w_ov[i], mla.w_uv.weight[rows].T
+                        @ mla.w_o.weight[:, rows].T)
+
+
+def test_token_by_token_decoding_from_the_latent_cache():
+    mla = make(2)
+    x = inputs(2, 2, 8, 24)
+    pos = torch.arange(8)
+    c_kv, k_r = mla.compress(x, pos)
+    full = mla.naive(x, c_kv, k_r, pos,
+                     attend=torch.ones(8, 8, dtype=torch.bool).tril())
+    cache_c = cache_r = None
+    for t in range(8):
+        new_c, new_r = mla.compress(x[:, t:t + 1], pos[t:t + 1])
+        cache_c = new_c if cache_c is None else torch.cat((cache_c, new_c), 1)
+        cache_r = new_r if cache_r is None else torch.cat((cache_r, new_r), 1)
+        assert cache_c.shape == (2, t + 1, 6)  # d_c per token, no heads
+        assert cache_r.shape == (2, t + 1, 4)  # d_h^R per token, shared
+        step = mla.absorbed(x[:, t:t + 1], cache_c, cache_r, pos[t:t + 1])
+        sb.assert_close(step, full[:, t:t + 1])
+
+
+def test_output_does_not_change_when_every_position_shifts():
+    """RoPE only in the decoupled part, and only relative positions count."""
+    mla = make(3)
+    x = inputs(3, 1, 5, 24)
+    causal = torch.ones(5, 5, dtype=torch.bool).tril()
+    outs = []
+    for start in (0, 1000):
+        pos = torch.arange(start, start + 5)
+        c_kv, k_r = mla.compress(x, pos)
+        outs.append(mla.absorbed(x, c_kv, k_r, pos, attend=causal))
+    sb.assert_close(outs[1], outs[0])
+
+
+def test_keys_of_all_heads_live_in_a_kv_rank_dimensional_space():
+    """The joint compression: every head's content keys and values are
+    c_kv times a matrix, so stacked over many tokens their rank is d_c."""
+    mla = make(4, d_model=32, h=4, d_h=8, d_c=5)
+    x = inputs(4, 1, 40, 32)
+    c_kv, _ = mla.compress(x, torch.arange(40))
+    keys = mla.w_uk(c_kv)[0]  # (40, h * d_h) = (40, 32)
+    values = mla.w_uv(c_kv)[0]
+    assert torch.linalg.matrix_rank(keys) == 5
+    assert torch.linalg.matrix_rank(torch.cat((keys, values), -1)) == 5
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_absorbed_form(dtype):
+    mla = make(5, d_model=64, h=4, d_h=16, d_c=32, d_r=8, dtype=torch.float32)
+    x = inputs(5, 2, 12, 64, dtype=torch.float32)
+    pos = torch.arange(12)
+    causal = torch.ones(12, 12, dtype=torch.bool).tril()
+    c_kv, k_r = mla.compress(x, pos)
+    exact = mla.naive(x, c_kv, k_r, pos, attend=causal)
+    low = mla.to(dtype)
+    c_kv, k_r = low.compress(x.to(dtype), pos)
+    out = low.absorbed(x.to(dtype), c_kv, k_r, pos, attend=causal)
+    assert out.dtype == dtype and out.isfinite().all()
+    sb.assert_close(out.float(), exact, dtype=dtype)
+
+
+def test_gradcheck_of_the_absorbed_form():
+    mla = make(6, d_model=6, h=2, d_h=2, d_c=3, d_r=2)
+    x = inputs(6, 1, 3, 6).requires_grad_()
+    pos = torch.arange(3)
+    causal = torch.ones(3, 3, dtype=torch.bool).tril()
+
+    def layer(x):
+        c_kv, k_r = mla.compress(x, pos)
+        return mla.absorbed(x, c_kv, k_r, pos, attend=causal)
+
+    assert torch.autograd.gradcheck(layer, (x,))
+
+
+def test_cache_sizes_for_deepseek_v2_by_hand():
+    # arXiv 2405.04434, section 3.1.2: n_h = 128, d_h = 128, d_c = 512,
+    # d_h^R = 64. bfloat16: 2 bytes per element.
+    sizes = kv_cache_bytes_per_token(num_heads=128, head_dim=128,
+                                     num_kv_heads=8, kv_rank=512,
+                                     rope_dim=64)
+    assert sizes == {"MHA": 2 * 128 * 128 * 2,  # 65536
+                     "GQA, 8 KV heads": 2 * 8 * 128 * 2,  # 4096
+                     "MQA": 2 * 128 * 2,  # 512
+                     "MLA": (512 + 64) * 2}  # 1152
+    # Table 1's caption: d_c = 4 d_h and d_h^R = d_h / 2, so MLA caches
+    # 4.5 d_h elements, as much as GQA with 2.25 groups (2 * 2.25 * d_h).
+    assert 512 == 4 * 128 and 64 == 128 // 2
+    assert (512 + 64) == 2 * 2.25 * 128
+
+
+def test_cache_sizes_reduce_to_each_other():
+    common = dict(num_heads=16, head_dim=64, kv_rank=256, rope_dim=32)
+    mha = kv_cache_bytes_per_token(num_kv_heads=16, **common)
+    assert mha["GQA, 16 KV heads"] == mha["MHA"]
+    mqa = kv_cache_bytes_per_token(num_kv_heads=1, **common)
+    assert mqa["GQA, 1 KV heads"] == mqa["MQA"]
+    wide = kv_cache_bytes_per_token(num_kv_heads=4, dtype=torch.float32,
+                                    **common)
+    narrow = kv_cache_bytes_per_token(num_kv_heads=4, **common)
+    assert all(wide[name] == 2 * narrow[name] for name in wide)
+
+
+def test_the_cache_is_what_the_module_actually_keeps():
+    mla = make(7, d_model=24, h=3, d_h=8, d_c=6, d_r=4)
+    c_kv, k_r = mla.compress(inputs(7, 1, 5, 24), torch.arange(5))
+    per_token = c_kv.size(-1) + k_r.size(-1)
+    sizes = kv_cache_bytes_per_token(num_heads=3, head_dim=8,
+                                     num_kv_heads=3, kv_rank=6, rope_dim=4,
+                                     dtype=F64)
+    assert sizes["MLA"] == per_token * 8
+    assert sizes["MHA"] == 2 * 3 * 8 * 8
