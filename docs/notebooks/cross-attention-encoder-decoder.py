@@ -15,10 +15,10 @@
 # # Atención cruzada en un codificador-decodificador
 #
 # En un transformer codificador-decodificador, la atención cruzada es el punto en el que el
-# decodificador lee la frase de origen: las consultas proceden de los tokens de destino que el
+# decodificador lee la oración de origen: las consultas proceden de los tokens de destino que el
 # decodificador va generando, y las claves y los valores, de la salida del codificador para los
-# tokens de origen. Este cuaderno ejecuta una capa de atención cruzada sobre una traducción de
-# juguete, del inglés al español, y dibuja para cada cabeza a qué tokens de origen atiende cada
+# tokens de origen. Este cuaderno ejecuta una capa de atención cruzada sobre una pequeña traducción
+# de ejemplo, del inglés al español, y dibuja para cada cabeza a qué tokens de origen atiende cada
 # token de destino.
 #
 # Aquí no se entrena nada. En su lugar, los vectores y dos de las cuatro cabezas se fijan a mano
@@ -59,12 +59,12 @@
 # vectors; here they are orthonormal by construction.
 
 # %% [markdown] lang="es"
-# ## Las frases de juguete
+# ## Las oraciones de ejemplo
 #
 # Origen: *the black cat sleeps*; destino: *el gato negro duerme*. El español pone el adjetivo
 # después del sustantivo, así que el orden de las palabras se cruza: *gato* traduce *cat*, la
 # tercera palabra de origen, pero va en segundo lugar. El origen se rellena hasta seis tokens, como
-# ocurriría en un lote con frases más largas, y la máscara de relleno (`True` = relleno) mantiene a
+# ocurriría en un lote con oraciones más largas, y la máscara de relleno (`True` = relleno) mantiene a
 # todas las cabezas lejos del relleno.
 #
 # El vector de cada token tiene tres partes: un vector de *significado* que comparten una palabra y
@@ -169,8 +169,8 @@ for head, part in parts.items():
 #
 # Los estados del decodificador preguntan y la salida del codificador responde:
 # `attention(x, memory, memory, key_padding_mask=padding)` devuelve un vector por token de destino,
-# `(B, L, d_model)`. Los pesos que hay detrás son `(B, h, L, S)`: una matriz `L × S` por cabeza,
-# una fila por token de destino y una columna por token de origen.
+# `(B, L, d_model)`. Los pesos correspondientes tienen forma `(B, h, L, S)`: una matriz de `L × S`
+# por cabeza, con una fila por token de destino y una columna por token de origen.
 
 # %% [markdown] lang="da"
 # ## Cross-attention, hoved for hoved
@@ -180,7 +180,7 @@ for head, part in parts.items():
 # vægte har formen `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. mål-token og en søjle
 # pr. kilde-token.
 
-# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une el-the, gato-cat, negro-black y duerme-sleeps, la cabeza 2 sigue la diagonal, las cabezas 3 y 4 están repartidas y las columnas de relleno son 0.", "da": "Fire heatmaps, ét pr. hoved, der viser, hvor meget vægt hvert spansk mål-token lægger på hvert engelsk kilde-token: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 spreder deres vægt bredt, og padding-søjlerne er 0."}
+# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une «el» con «the», «gato» con «cat», «negro» con «black» y «duerme» con «sleeps»; la cabeza 2 sigue la diagonal; las cabezas 3 y 4 reparten su peso de forma casi uniforme, y las columnas de relleno valen 0.", "da": "Fire heatmaps, ét pr. hoved, der viser, hvor meget vægt hvert spansk mål-token lægger på hvert engelsk kilde-token: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 spreder deres vægt bredt, og padding-søjlerne er 0."}
 out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
 attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
 # (B, h, L, S): one L x S matrix per head
@@ -200,7 +200,7 @@ plot_heads(weights[0], target, source)
 # ## Cómo leer los mapas de calor
 #
 # La cabeza 1 encontró la traducción: *gato* mira a *cat* y *negro* a *black*, a pesar del cambio de
-# orden. La cabeza 2 mira a la misma posición en la otra frase, sea cual sea la palabra. Las cabezas
+# orden. La cabeza 2 mira a la misma posición en la otra oración, sea cual sea la palabra. Las cabezas
 # 3 y 4 reparten su atención casi por igual, como hacen las cabezas sin entrenar. En todas las
 # cabezas, las dos columnas de relleno valen exactamente 0.
 

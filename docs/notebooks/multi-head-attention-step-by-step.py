@@ -69,7 +69,7 @@
 # %% [markdown] lang="es"
 # ## La entrada
 #
-# Una frase de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, así
+# Una oración de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, así
 # que cada cabeza trabaja en `d_k = 16 / 4 = 4` dimensiones. Unos vectores aleatorios hacen las
 # veces de embeddings de los tokens.
 
@@ -100,8 +100,8 @@ print("x:", tuple(x.shape), "  d_k =", mha.d_k)
 #
 # En la autoatención, las consultas, las claves y los valores salen todos de `x`, cada uno a través
 # de su propia transformación lineal aprendida: `W^Q`, `W^K` y `W^V`. Una sola
-# `nn.Linear(d_model, d_model)` por papel abarca las cuatro cabezas a la vez, así que las formas
-# todavía no cambian.
+# `nn.Linear(d_model, d_model)` para cada rol abarca las cuatro cabezas a la vez, así que las
+# formas todavía no cambian.
 
 # %% [markdown] lang="da"
 # ## 1. Projektioner
@@ -195,7 +195,7 @@ print("scores:", tuple(scores.shape))
 # Softmax tages over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
 # summerer til 1. Ét heatmap pr. hoved: række = forespørgsels-token, søjle = nøgle-token.
 
-# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la frase «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
+# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la oración «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
 weights = torch.softmax(scores, dim=-1)  # (B, h, T, T)
 rows_sum_to_one = torch.allclose(weights.sum(dim=-1), torch.ones(1, num_heads, len(tokens)))
 print("weights:", tuple(weights.shape), "  rows sum to 1:", rows_sum_to_one)
@@ -265,7 +265,7 @@ print("concat:", tuple(concat.shape))
 # %% [markdown] lang="es"
 # ## 7. Proyección de salida
 #
-# `W^O` combina lo que han encontrado las cabezas en un único vector de tamaño `d_model` por token.
+# `W^O` combina lo que han encontrado las cabezas en un único vector de ancho `d_model` por token.
 # La salida tiene la forma de la entrada, así que las capas de atención se pueden apilar.
 
 # %% [markdown] lang="da"

@@ -170,22 +170,26 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
     list_path = base.project.data_dir / "words" / f"{lang}.txt"
     known = spelling.word_list(list_path)
     known_lower = {w.lower() for w in known}
-    texts = tuple(prose.prose(item.text, quotes=False, italics=False) for item in lines)
-    flagged = set()
-    for miss in spelling.misses(dictionary, texts):
-        word = miss.word
-        if any(ch.isdigit() for ch in word) or "_" in word or (word.isupper() and len(word) > 1):
-            continue  # symbols and acronyms (d_k, GQA-8, MHA), not words of the language
-        flagged.add(word)
+    where: dict[str, list[Line]] = {}
+    for item in lines:
+        for word in spelling.words(prose.prose(item.text, quotes=False, italics=False)):
+            where.setdefault(word, []).append(item)
+    flagged = spelling.unknown(dictionary, frozenset(where))
+    name = _english_name(lang)
+    article = "an" if name[0] in "AEIOU" else "a"
+    for word in sorted(flagged, key=lambda w: (where[w][0].path, where[w][0].line)):
         if word in known or word.lower() in known_lower:
             continue
-        item = lines[miss.index]
-        guess = f'did you mean "{miss.suggestions[0]}"? (or add it to {base.project.shown(list_path)})' if miss.suggestions \
+        guesses = spelling.suggestions(dictionary, word)
+        fix = f'did you mean "{guesses[0]}"? (or add it to {base.project.shown(list_path)})' if guesses \
             else f"check the spelling, or add it to {base.project.shown(list_path)}"
-        report.add(item.path, item.line, f'"{word}" is not a{"n" if _english_name(lang)[0] in "AEIOU" else ""} '
-                   f"{_english_name(lang)} word", guess)
-    flagged_lower = {w.lower() for w in flagged}
+        reported = set()
+        for item in where[word]:
+            if (item.path, item.line) not in reported:
+                reported.add((item.path, item.line))
+                report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
+    used = {w.lower() for w in flagged}
     for word, number in known.items():
-        if word not in flagged and word.lower() not in flagged_lower:
-            report.add(list_path, number, f'"{word}" is not needed: hunspell knows it or no text uses it',
+        if word.lower() not in used:
+            report.add(list_path, number, f'"{word}" is not needed: hunspell knows it, or no text uses it',
                        "remove it from the word list")
