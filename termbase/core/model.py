@@ -30,7 +30,7 @@ def read_yaml(path: Path):
 @functools.lru_cache(maxsize=4096)
 def _parsed(path: str, mtime_ns: int, size: int):
     with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def read_text(path: Path) -> str:

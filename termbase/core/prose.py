@@ -20,7 +20,10 @@ BLANKED = [
     re.compile(r"<[^>\n]+>"),  # HTML tags
     re.compile(r"https?://\S+"),
     re.compile(r"~~[^~\n]*~~"),  # forms to avoid, struck out
+    re.compile(r"\{[a-z_]+\}"),  # the fields of an interface string ({version})
+    re.compile(r"(?<![\w.])\.[a-z]+\b"),  # file extensions (.ipynb)
 ]
+PAIRS = {"«": "»", "“": "”", "»": "«", "„": "“", '"': '"'}
 QUOTED = [re.compile(p) for p in (r"«[^»\n]*»", r"“[^”\n]*”", r"»[^«\n]*«", r"„[^“\n]*“", r'"[^"\n]*"')]
 ITALIC = [re.compile(r"(?<![*\w])\*(?!\s)[^*\n]+?(?<!\s)\*(?![*\w])"), re.compile(r"(?<!\w)_(?!\s)[^_\n]+?(?<!\s)_(?!\w)")]
 
@@ -67,6 +70,32 @@ def prose(line: str, *, quotes: bool = False, italics: bool = True) -> str:
     if not italics:
         line = _blank(line, ITALIC)
     return line
+
+
+def unquoted(lines: list[str]) -> list[str]:
+    """The lines of one paragraph-ordered text with every quoted span blanked, also a quotation
+    that opens on one line and closes on a later one (a title wrapped in «...», say)."""
+    out = []
+    closing = None  # the quote mark that ends the span we are in
+    for line in lines:
+        chars = list(line)
+        for i, ch in enumerate(line):
+            if closing is not None:
+                chars[i] = " "
+                if ch == closing:
+                    closing = None
+            elif ch in PAIRS and (ch != '"' or _opens(line, i)):
+                chars[i] = " "
+                closing = PAIRS[ch]
+        out.append("".join(chars))
+        if not line.strip():
+            closing = None  # a quotation never runs past its paragraph
+    return out
+
+
+def _opens(line: str, i: int) -> bool:
+    """A straight quote that starts a quotation (not an inch sign or a stray mark)."""
+    return i + 1 < len(line) and not line[i + 1].isspace()
 
 
 def unbalanced_dollar(line: str) -> bool:

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
@@ -32,34 +33,49 @@ def available(dictionary: str) -> str | None:
 
 
 def words(text: str) -> list[str]:
-    """The words of a line of prose; symbols and acronyms (d_k, GQA, MHA) are not words."""
-    return [w for w in WORD.findall(text) if not (w.isupper() and len(w) > 1)]
+    """The words of a line of prose; symbols (Q, d_k) and acronyms (GQA, MHA) are not words."""
+    text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
+    return [w for w in WORD.findall(text) if len(w) > 1 and not w.isupper()]
 
 
-def _hunspell(dictionary: str, args: list[str], lines: list[str]) -> str:
+def _hunspell(dictionary: str, args: list[str], lines: list[str], personal: tuple[str, ...] = ()) -> str:
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
-    return subprocess.run(["hunspell", "-d", dictionary, "-i", "utf-8", *args], input="\n".join(lines) + "\n",
-                          capture_output=True, text=True, env=env, check=True).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".dic", encoding="utf-8") as extra:
+        # The project's words as hunspell's personal dictionary: a hyphenated compound of known
+        # parts ("padding-masken") is then accepted as hunspell accepts Danish compounds.
+        extra.write("\n".join(personal) + "\n")
+        extra.flush()
+        return subprocess.run(["hunspell", "-d", dictionary, "-i", "utf-8", "-p", extra.name, *args],
+                              input="\n".join(lines) + "\n", capture_output=True, text=True, env=env,
+                              check=True).stdout
 
 
 @functools.lru_cache(maxsize=64)
-def unknown(dictionary: str, candidates: frozenset[str]) -> frozenset[str]:
-    """The words of `candidates` that the dictionary does not know."""
+def unknown(dictionary: str, candidates: frozenset[str], personal: tuple[str, ...] = ()) -> frozenset[str]:
+    """The words of `candidates` that the dictionary (with the `personal` words) does not know."""
     if not candidates:
         return frozenset()
     found = set()
-    for token in _hunspell(dictionary, ["-l"], sorted(candidates)).split():
-        # hunspell may report a part of a hyphenated word ("token-id" of "token-ids"): the whole word
-        found |= {token} if token in candidates else {w for w in candidates if token in w}
+    for token in _hunspell(dictionary, ["-l"], sorted(candidates), personal).split():
+        # hunspell may report a part of a word ("token-id" of "token-id'erne"): the whole word
+        found |= {token} if token in candidates else {w for w in candidates if _part_of(token, w)}
     return frozenset(found)
 
 
-@functools.lru_cache(maxsize=256)
-def suggestions(dictionary: str, word: str) -> tuple[str, ...]:
-    for answer in _hunspell(dictionary, ["-a"], ["^" + word]).splitlines()[1:]:
+def _part_of(token: str, word: str) -> bool:
+    """`token` is in `word` between non-letters (or the word's ends)."""
+    return bool(re.search(rf"(?<![^\W\d_]){re.escape(token)}(?![^\W\d_])", word))
+
+
+@functools.lru_cache(maxsize=64)
+def suggestions(dictionary: str, words: tuple[str, ...], personal: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """word -> hunspell's suggestions, for a few reported words, in one call."""
+    found: dict[str, tuple[str, ...]] = {}
+    for answer in _hunspell(dictionary, ["-a"], ["^" + w for w in words], personal).splitlines()[1:]:
         if answer.startswith("&"):
-            return tuple(s.strip() for s in answer.partition(": ")[2].split(",") if s.strip())
-    return ()
+            head, _, rest = answer.partition(": ")
+            found[head.split()[1]] = tuple(s.strip() for s in rest.split(",") if s.strip())
+    return found
 
 
 def word_list(path: Path) -> dict[str, int]:

@@ -17,7 +17,10 @@ from termbase.core.model import TermBase
 
 ENTRY_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s#]+\.md)(#[^)]*)?\)")
 WORD = re.compile(r"[\w-]+")
-RECORD_PROSE = ("term", "synonyms", "short", "figure_alt")
+# Synonyms are admitted names (many are the English term): neither spelled nor avoided here.
+RECORD_PROSE = ("term", "short", "figure_alt")
+SPELLED = ("short", "figure_alt")
+SUGGESTED = 12  # a kept English term is not spelled as the language
 
 
 @dataclass
@@ -26,6 +29,15 @@ class Line:
     line: int
     text: str  # prose, quoted words kept (typography rules need the quotes)
     markdown: str = ""  # the line as written, for the link rule
+    plain: str = ""  # prose without quoted words, italics or struck forms: avoided forms, spelling
+    spelled: bool = True
+
+
+def _with_plain(lines: list[Line]) -> list[Line]:
+    """Fill in `plain` for the lines of one file, quotations spanning lines included."""
+    for item, text in zip(lines, prose.unquoted([item.text for item in lines])):
+        item.plain = prose.prose(text, quotes=False, italics=False)
+    return lines
 
 
 @dataclass(frozen=True)
@@ -39,10 +51,9 @@ class Avoid:
 def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     out = []
     for page in pages.values():
-        if page.lang != lang:
-            continue
-        for number, raw in prose.markdown_lines(page.text):
-            out.append(Line(page.path, number, prose.prose(raw, quotes=True), raw))
+        if page.lang == lang:
+            out += _with_plain([Line(page.path, number, prose.prose(raw, quotes=True), raw)
+                                for number, raw in prose.markdown_lines(page.text)])
     for path in base.term_files():
         record, lines = yamlfile.load(path, _Ignore())
         local = (record or {}).get(lang) if isinstance(record, dict) else None
@@ -50,21 +61,23 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
             continue
         for key in RECORD_PROSE:
             for key_path, value in yamlfile.walk(local.get(key), (lang, key)):
-                out.append(Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True)))
+                item = Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True))
+                item.spelled = key in SPELLED
+                out += _with_plain([item])
     ui_path = base.project.data_dir / "ui.yml"
     ui, ui_lines = yamlfile.load(ui_path, _Ignore())
     for key_path, value in yamlfile.walk(ui or {}):
         if key_path and key_path[-1] == lang and key_path[0] != "language_name":
-            out.append(Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True)))
+            out += _with_plain([Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True))])
     for path in notebook_source.source_paths(base.project):
         source = notebook_source.read_source(path)
         for cell_lang, first, text in notebook_source.prose_cells(source):
             if cell_lang == lang:
-                for offset, (number, raw) in enumerate(prose.markdown_lines(text)):
-                    out.append(Line(path, first + number - 1, prose.prose(raw, quotes=True), raw))
+                out += _with_plain([Line(path, first + number - 1, prose.prose(raw, quotes=True), raw)
+                                    for number, raw in prose.markdown_lines(text)])
         for alt_lang, line, text in notebook_source.alt_texts(source):
             if alt_lang == lang:
-                out.append(Line(path, line, prose.prose(text, quotes=True)))
+                out += _with_plain([Line(path, line, prose.prose(text, quotes=True))])
     return out
 
 
@@ -109,9 +122,8 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
                 patterns.append((re.compile(check["pattern"]), check.get("message", rule.get("rule", "")),
                                  check.get("fix", "see the style guide")))
         for item in lines:
-            plain = prose.prose(item.text, quotes=False, italics=False)
             for form in forms:
-                for match in form.pattern.finditer(plain):
+                for match in form.pattern.finditer(item.plain):
                     found = item.text[match.start():match.end()]
                     report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
             for pattern, message, fix in patterns:
@@ -169,27 +181,32 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
         return
     list_path = base.project.data_dir / "words" / f"{lang}.txt"
     known = spelling.word_list(list_path)
-    known_lower = {w.lower() for w in known}
+    personal = tuple(sorted(known))
     where: dict[str, list[Line]] = {}
     for item in lines:
-        for word in spelling.words(prose.prose(item.text, quotes=False, italics=False)):
+        for word in spelling.words(item.plain) if item.spelled else ():
             where.setdefault(word, []).append(item)
-    flagged = spelling.unknown(dictionary, frozenset(where))
+    flagged = sorted(spelling.unknown(dictionary, frozenset(where), personal),
+                     key=lambda w: (str(where[w][0].path), where[w][0].line))
+    # hunspell's suggestions are slow to compute: for the first few words only.
+    guesses = spelling.suggestions(dictionary, tuple(flagged[:SUGGESTED]), personal)
     name = _english_name(lang)
     article = "an" if name[0] in "AEIOU" else "a"
-    for word in sorted(flagged, key=lambda w: (where[w][0].path, where[w][0].line)):
-        if word in known or word.lower() in known_lower:
-            continue
-        guesses = spelling.suggestions(dictionary, word)
-        fix = f'did you mean "{guesses[0]}"? (or add it to {base.project.shown(list_path)})' if guesses \
+    for word in flagged:
+        suggested = guesses.get(word)
+        fix = f'did you mean "{suggested[0]}"? (or add it to {base.project.shown(list_path)})' if suggested \
             else f"check the spelling, or add it to {base.project.shown(list_path)}"
         reported = set()
         for item in where[word]:
             if (item.path, item.line) not in reported:
                 reported.add((item.path, item.line))
                 report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
-    used = {w.lower() for w in flagged}
+    # A listed word is needed when the text uses it (alone or in a compound) and the dictionary
+    # alone does not know it: any other entry could hide a misspelling, so it must go.
+    parts = {part for word in where for part in [word, *word.split("-")]}
+    needed = spelling.unknown(dictionary, frozenset(parts))
+    needed_lower = {w.lower() for w in needed}
     for word, number in known.items():
-        if word.lower() not in used:
+        if word not in needed and word.lower() not in needed_lower:
             report.add(list_path, number, f'"{word}" is not needed: hunspell knows it, or no text uses it',
                        "remove it from the word list")

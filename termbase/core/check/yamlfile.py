@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import yaml
+
+# The C parser where PyYAML has it: the checks read every record several times per run.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def line_map(node, prefix=()) -> dict[tuple, int]:
@@ -24,19 +28,27 @@ def line_map(node, prefix=()) -> dict[tuple, int]:
 
 
 def load(path: Path, report):
-    """(data, lines) of a YAML file, or (None, {}) after reporting why it cannot be read."""
+    """(data, lines) of a YAML file, or (None, {}) after reporting why it cannot be read.
+    Parsed once per version of the file: several rules read the same records."""
+    stat = path.stat()
+    data, lines, problem = _parsed(str(path), stat.st_mtime_ns, stat.st_size)
+    if problem:
+        report.add(path, *problem)
+    return data, lines
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(path: str, mtime_ns: int, size: int):
     try:
-        text = path.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        report.add(path, 1, f"not UTF-8 ({exc.reason} at byte {exc.start})", "save the file as UTF-8")
-        return None, {}
+        return None, {}, (1, f"not UTF-8 ({exc.reason} at byte {exc.start})", "save the file as UTF-8")
     try:
-        return yaml.safe_load(text), line_map(yaml.compose(text))
+        return yaml.load(text, Loader=_Loader), line_map(yaml.compose(text, Loader=_Loader)), None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        report.add(path, mark.line + 1 if mark else 1, f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                   "fix the YAML syntax (indentation, quotes, colons)")
-        return None, {}
+        return None, {}, (mark.line + 1 if mark else 1, f"invalid YAML: {getattr(exc, 'problem', exc)}",
+                          "fix the YAML syntax (indentation, quotes, colons)")
 
 
 def walk(value, prefix=()):
