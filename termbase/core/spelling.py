@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
+WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*\.?")  # with its period: "dvs." is a word
 PACKAGES = {"da_DK": "hunspell-da", "es_ES": "hunspell-es", "en_US": "hunspell-en-us"}
 
 
@@ -35,7 +35,7 @@ def available(dictionary: str) -> str | None:
 def words(text: str) -> list[str]:
     """The words of a line of prose; symbols (Q, d_k) and acronyms (GQA, MHA) are not words."""
     text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
-    return [w for w in WORD.findall(text) if len(w) > 1 and not w.isupper()]
+    return [w for w in WORD.findall(text) if len(w.rstrip(".")) > 1 and not w.isupper()]
 
 
 def _hunspell(dictionary: str, args: list[str], lines: list[str], personal: tuple[str, ...] = ()) -> str:

@@ -184,9 +184,15 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
     personal = tuple(sorted(known))
     where: dict[str, list[Line]] = {}
     for item in lines:
-        for word in spelling.words(item.plain) if item.spelled else ():
-            where.setdefault(word, []).append(item)
-    flagged = sorted(spelling.unknown(dictionary, frozenset(where), personal),
+        for token in spelling.words(item.plain) if item.spelled else ():
+            where.setdefault(token, []).append(item)
+            if token.endswith("."):
+                where.setdefault(token[:-1], []).append(item)
+    unknown = spelling.unknown(dictionary, frozenset(where), personal)
+    # A word before a full stop is fine if the dictionary knows it with the stop (an
+    # abbreviation such as "dvs.") or without it (the end of a sentence).
+    flagged = sorted((w for w in unknown if not w.endswith(".") and (w + ".") in unknown or
+                      not w.endswith(".") and (w + ".") not in where),
                      key=lambda w: (str(where[w][0].path), where[w][0].line))
     # hunspell's suggestions are slow to compute: for the first few words only.
     guesses = spelling.suggestions(dictionary, tuple(flagged[:SUGGESTED]), personal)
@@ -203,7 +209,7 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
                 report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
     # A listed word is needed when the text uses it (alone or in a compound) and the dictionary
     # alone does not know it: any other entry could hide a misspelling, so it must go.
-    parts = {part for word in where for part in [word, *word.split("-")]}
+    parts = {part for word in where if not word.endswith(".") for part in [word, *word.split("-")]}
     needed = spelling.unknown(dictionary, frozenset(parts))
     needed_lower = {w.lower() for w in needed}
     for word, number in known.items():
