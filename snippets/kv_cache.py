@@ -49,7 +49,7 @@ class KVCache:
         return self.k, self.v
 
 
-def causal_mask_at(offset, num_new, num_keys, device=None):
+def causal_mask_at(num_new, num_keys, *, offset, device=None):
     """(T_new, S) boolean, True = may attend, for T_new new tokens at
     positions offset .. offset + T_new - 1 and keys at positions 0 .. S - 1.
 
@@ -84,7 +84,10 @@ class CachedCausalSelfAttention(nn.Module):
     def forward(self, x, cache=None, *, offset=0):
         """x: (B, T_new, d_model), the tokens at positions offset ..
         offset + T_new - 1 -> (B, T_new, d_model). cache: a KVCache that
-        holds the offset earlier tokens (None: no earlier tokens)."""
+        holds the offset earlier tokens (None: no earlier tokens).
+
+        The offset places the new tokens in the sequence: the mask needs
+        it here, and rotary position embeddings would need it too."""
         past = 0 if cache is None else len(cache)
         if offset != past:
             raise ValueError(f"offset {offset}, but {past} cached tokens")
@@ -94,7 +97,8 @@ class CachedCausalSelfAttention(nn.Module):
         v = self.w_v(x).view(b, t, self.h_kv, self.d_k).transpose(1, 2)
         if cache is not None:
             k, v = cache.append(k, v)  # (B, H_kv, offset + T_new, d_k)
-        attend = causal_mask_at(offset, t, k.size(-2), device=x.device)
+        num_keys = k.size(-2)  # offset + T_new
+        attend = causal_mask_at(t, num_keys, offset=offset, device=x.device)
         out = F.scaled_dot_product_attention(
             q, k, v, attn_mask=attend, enable_gqa=True
         )  # (B, H, T_new, d_k)
@@ -123,11 +127,11 @@ if __name__ == "__main__":
 
     # 3 new tokens after 5 cached ones: align the mask to the lower right.
     print("mask for 3 new tokens after 5 cached (1 = may attend):")
-    print(causal_mask_at(5, 3, 8).int())
+    print(causal_mask_at(3, 8, offset=5).int())
     q = torch.randn(1, 2, 3, 8)  # (B, H, T_new, d_k)
     k, v = torch.randn(2, 1, 2, 8, 8).unbind(0)  # (B, H, S, d_k), S = 8
     sdpa = F.scaled_dot_product_attention
-    ours = sdpa(q, k, v, attn_mask=causal_mask_at(5, 3, 8))
+    ours = sdpa(q, k, v, attn_mask=causal_mask_at(3, 8, offset=5))
     ref = sdpa(q, k, v, attn_mask=causal_lower_right(3, 8))
     print("equals causal_lower_right:", torch.allclose(ours, ref, atol=1e-6))
     upper = sdpa(q, k, v, is_causal=True)
@@ -154,8 +158,6 @@ def format_bytes(n):
 
 # --8<-- [start:memory_demo]
 if __name__ == "__main__":
-    import torch
-
     # Llama 2 70B (its config.json): 80 layers, 64 query heads of d_k = 128
     # (hidden size 8192 / 64), 8 KV heads, a context of 4096 tokens.
     fp16 = torch.finfo(torch.float16).bits // 8  # 2 bytes per number

@@ -120,7 +120,7 @@ def test_one_pass_is_causal_sdpa_with_repeated_kv_heads(kv_heads):
                                         (2, 6)])
 def test_mask_at_offset_is_lower_right(offset, new):
     keys = offset + new
-    mask = causal_mask_at(offset, new, keys)
+    mask = causal_mask_at(new, keys, offset=offset)
     full = torch.ones(keys, keys, dtype=torch.bool).tril()
     assert torch.equal(mask, full[offset:])  # the last rows of the S x S
     q = torch.randn(1, 2, new, 4, dtype=F64)
@@ -137,7 +137,7 @@ def test_upper_left_is_wrong_after_a_cache():
     q = torch.randn(1, 1, 2, 4, dtype=F64)
     k, v = torch.randn(2, 1, 1, 5, 4, dtype=F64).unbind(0)
     lower = F.scaled_dot_product_attention(
-        q, k, v, attn_mask=causal_mask_at(3, 2, 5)
+        q, k, v, attn_mask=causal_mask_at(2, 5, offset=3)
     )
     upper = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert not torch.allclose(lower, upper)
@@ -160,6 +160,8 @@ def test_arguments_are_validated():
         attn(x, offset=1)  # no cache: nothing before position 0
     with pytest.raises(TypeError):
         attn(x, None, 0)  # offset is keyword-only
+    with pytest.raises(TypeError):
+        causal_mask_at(2, 5, 3)  # here too
     with pytest.raises(ValueError):
         KVCache().append(torch.zeros(1, 1, 2, 3), torch.zeros(1, 1, 2, 4))
     with pytest.raises(ValueError):
