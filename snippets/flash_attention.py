@@ -116,8 +116,9 @@ from torch.overrides import TorchFunctionMode
 
 
 def naive_attention(q, k, v):
-    """The textbook version: materialises all L x S scores, then weights."""
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., L, S)
+    """The textbook version: materialises all L x S scores, then weights.
+    q is scaled first, so that q @ k^T cannot overflow in float16."""
+    scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # (..., L, S)
     return torch.softmax(scores, dim=-1) @ v
 
 
