@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from termbase.cli import figures
+
+FIGURES = figures.load_all()
 from tests.site.sitetools import ROOT, build_env
 
 COMMITTED = ROOT / "docs" / "assets" / "figures"
@@ -35,13 +37,13 @@ def test_committed_figures_are_exactly_what_the_code_draws(regenerated):
     out = regenerated
     drawn = sorted(p.name for p in out.glob("*.svg"))
     committed = sorted(p.name for p in COMMITTED.glob("*.svg"))
-    assert drawn == sorted(f"{name}{variant}.svg" for name in figures.FIGURES for variant in ("", "-dark"))
+    assert drawn == sorted(f"{name}{variant}.svg" for name in FIGURES for variant in ("", "-dark"))
     assert committed == drawn, "run `python -m termbase figures` and commit docs/assets/figures"
     stale = [name for name in drawn if (out / name).read_bytes() != (COMMITTED / name).read_bytes()]
     assert not stale, f"{stale} differ from their code: run `python -m termbase figures` and commit them"
 
 
-@pytest.mark.parametrize("name", sorted(figures.FIGURES))
+@pytest.mark.parametrize("name", sorted(FIGURES))
 @pytest.mark.parametrize("variant,paper", [("", "#ffffff"), ("-dark", figures.DARK[figures.PAPER])])
 def test_figure_is_a_small_self_contained_svg_on_its_paper(name, variant, paper):
     path = COMMITTED / f"{name}{variant}.svg"
@@ -65,7 +67,7 @@ def test_figure_is_a_small_self_contained_svg_on_its_paper(name, variant, paper)
         assert not [c for c in figures.DARK if c != figures.PAPER and c.lower() in text.lower()], path.name
 
 
-@pytest.mark.parametrize("name", sorted(figures.FIGURES))
+@pytest.mark.parametrize("name", sorted(FIGURES))
 def test_figure_holds_no_words(name):
     for label in figures.labels(name):
         parts = label.split("$")
