@@ -4,8 +4,9 @@ torch.nn.attention.flex_attention takes attention's two variable parts as
 small functions of the indices: a mask_mod(b, h, q_idx, kv_idx) that says
 which keys a query may see, and a score_mod(score, b, h, q_idx, kv_idx)
 that changes a score before the softmax. create_block_mask evaluates the
-mask_mod once and records, for every tile of the score matrix, whether it
-is full, partial or empty, so that a compiled kernel can skip empty tiles.
+mask_mod once and records, for every block (tile) of the score matrix,
+whether it is full, partial or empty, so that a compiled kernel can skip
+the empty blocks.
 """
 
 BLOCKS = {
@@ -64,26 +65,26 @@ def alibi_score_mod(slopes):
     return score_mod
 
 
-def _tiles(num_blocks, indices):
-    """(..., R) counts and (..., R, C) tile columns -> (..., R, C) bool."""
+def _blocks(num_blocks, indices):
+    """(..., R) counts and (..., R, C) block columns -> (..., R, C) bool."""
     cols = indices.size(-1)
     used = torch.arange(cols, device=indices.device) < num_blocks[..., None]
     # Entries past a row's count are undefined: send them to a spare column.
     index = torch.where(used, indices.long(), cols)
-    tiles = torch.zeros(*index.shape[:-1], cols + 1, dtype=torch.bool,
-                        device=indices.device)
-    return tiles.scatter(-1, index, True)[..., :cols]
+    blocks = torch.zeros(*index.shape[:-1], cols + 1, dtype=torch.bool,
+                         device=indices.device)
+    return blocks.scatter(-1, index, True)[..., :cols]
 
 
 def block_kinds(block_mask):
     """BlockMask -> (B, H, L / Q_BLOCK, S / KV_BLOCK) int64, one entry per
-    tile of the score matrix: 2 = full (every pair in it may attend),
+    block of the score matrix: 2 = full (every pair in it may attend),
     1 = partial (computed, with mask_mod applied), 0 = empty (skipped)."""
-    partial = _tiles(block_mask.kv_num_blocks, block_mask.kv_indices)
+    partial = _blocks(block_mask.kv_num_blocks, block_mask.kv_indices)
     kinds = partial.long()
     if block_mask.full_kv_num_blocks is not None:
-        full = _tiles(block_mask.full_kv_num_blocks,
-                      block_mask.full_kv_indices)
+        full = _blocks(block_mask.full_kv_num_blocks,
+                       block_mask.full_kv_indices)
         kinds = kinds + 2 * full.long()
     return kinds
 # --8<-- [end:code]
@@ -97,13 +98,13 @@ if __name__ == "__main__":
     B, H, T, d_k = 2, 4, 32, 8
     q, k, v = torch.randn(3, B, H, T, d_k).unbind(0)  # (B, H, T, d_k)
 
-    # B=None, H=None: one mask for every sequence and head. Tiles of 8 x 8
+    # B=None, H=None: one mask for every sequence and head. Blocks of 8 x 8
     # keep this small; the default, 128 x 128, is sized for GPU kernels.
     causal = create_block_mask(causal_mask_mod, None, None, T, T,
                                device="cpu", BLOCK_SIZE=8)
-    print("tiles (2 = full, 1 = partial, 0 = skipped):")
+    print("blocks (2 = full, 1 = partial, 0 = skipped):")
     print(block_kinds(causal)[0, 0])
-    print(f"sparsity: {causal.sparsity():.1f} %")  # share of tiles skipped
+    print(f"sparsity: {causal.sparsity():.1f} %")  # share of blocks skipped
 
     out = flex_attention(q, k, v, block_mask=causal)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)

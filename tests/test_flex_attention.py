@@ -3,7 +3,7 @@ against SDPA with the site's own boolean and float masks.
 
 FlexAttention runs eagerly here, slowly: every new shape or function costs
 a compilation by Dynamo's eager backend. So the shapes are fixed (T = 32,
-tiles of 8) and the block masks are built once for the module.
+blocks of 8) and the block masks are built once for the module.
 """
 
 import pytest
@@ -39,7 +39,7 @@ from tests import snippet_blocks as sb
 
 EXPECTED_OUTPUT = {
     "demo": [
-        "tiles (2 = full, 1 = partial, 0 = skipped):",
+        "blocks (2 = full, 1 = partial, 0 = skipped):",
         "tensor([[1, 0, 0, 0],",
         "        [2, 1, 0, 0],",
         "        [2, 2, 1, 0],",
@@ -100,7 +100,7 @@ def cases():
 
 
 def kinds_by_hand(dense, q_tile, kv_tile):
-    """(B, H, L, S) boolean mask -> the kind of each tile, counted here:
+    """(B, H, L, S) boolean mask -> the kind of each block, counted here:
     2 if every entry is True, 1 if some are, 0 if none."""
     b, h, rows, cols = dense.shape
     tiles = dense.reshape(b, h, rows // q_tile, q_tile, cols // kv_tile,
@@ -118,20 +118,20 @@ def test_flex_equals_sdpa_with_the_sites_masks(cases, name):
 
 
 @pytest.mark.parametrize("name", ["causal", "window", "document", "prefix"])
-def test_block_kinds_match_the_tiles_of_the_dense_mask(cases, name):
+def test_block_kinds_match_the_blocks_of_the_dense_mask(cases, name):
     mask_mod, attend, block_mask = cases[name]
     kinds = block_kinds(block_mask)
     assert kinds.shape == (attend.size(0), 1, T // TILE, T // TILE)
     dense = create_mask(mask_mod, attend.size(0), 1, T, T, device="cpu")
     assert torch.equal(dense, attend.expand_as(dense))
     assert torch.equal(kinds, kinds_by_hand(dense, TILE, TILE))
-    # PyTorch's own view of the tiles: every computed tile, full or not.
+    # PyTorch's own view of the blocks: every computed one, full or not.
     assert torch.equal(kinds > 0, block_mask.to_dense() > 0)
 
 
-def test_block_kinds_with_rectangular_tiles_and_no_full_tiles():
-    # 4-row by 8-column tiles; and the same mask with full tiles not kept
-    # apart, as separate_full_blocks=False does: every computed tile is 1.
+def test_block_kinds_with_rectangular_blocks_and_no_full_blocks():
+    # 4-row by 8-column blocks; and the same mask with full blocks not kept
+    # apart, as separate_full_blocks=False does: every computed block is 1.
     mask_mod = sliding_window_mask_mod(6)
     dense = create_mask(mask_mod, 1, 1, T, T, device="cpu")
     rect = create_block_mask(mask_mod, None, None, T, T, device="cpu",

@@ -2,7 +2,7 @@
 
 Everything here runs the path a CPU gets without torch.compile: Dynamo's
 eager backend around the unfused reference implementation. Shapes are
-fixed (T = 16, tiles of 8) so that it compiles only a few times.
+fixed (T = 16, blocks of 8) so that it compiles only a few times.
 """
 
 import inspect
@@ -120,7 +120,7 @@ def test_inputs_that_require_grad_are_refused_on_cpu():
 def test_eager_path_applies_mask_mod_to_every_entry():
     q, k, v = qkv()
     rows = T // TILE
-    # A block table that marks every tile empty, with a causal mask_mod:
+    # A block table that marks every block empty, with a causal mask_mod:
     # the eager path still computes every entry and masks it by mask_mod.
     empty = BlockMask.from_kv_blocks(
         torch.zeros(1, 1, rows, dtype=torch.int32),
@@ -133,16 +133,16 @@ def test_eager_path_applies_mask_mod_to_every_entry():
 
 
 @claim("flex-default-block-size")
-def test_default_tiles_are_128_by_128():
+def test_default_blocks_are_128_by_128():
     default = inspect.signature(create_block_mask).parameters["BLOCK_SIZE"]
     assert default.default == 128
     blocks = create_block_mask(causal, None, None, 256, 256, device="cpu")
     assert blocks.BLOCK_SIZE == (128, 128)
 
 
-@claim("flex-full-tiles-kept-apart")
-def test_full_tiles_are_stored_apart_from_partial_ones(causal_blocks):
-    # Causal, 16 x 16 in tiles of 8: the two diagonal tiles are partial,
+@claim("flex-full-blocks-kept-apart")
+def test_full_blocks_are_stored_apart_from_partial_ones(causal_blocks):
+    # Causal, 16 x 16 in blocks of 8: the two diagonal blocks are partial,
     # the one below them is full, the one above is empty.
     assert causal_blocks.kv_num_blocks.tolist() == [[[1, 1]]]
     assert causal_blocks.kv_indices[0, 0, :, 0].tolist() == [0, 1]
@@ -155,9 +155,9 @@ def test_full_tiles_are_stored_apart_from_partial_ones(causal_blocks):
 
 
 @claim("flex-sparsity-percent")
-def test_sparsity_is_the_percentage_of_tiles_skipped():
+def test_sparsity_is_the_percentage_of_blocks_skipped():
     blocks = create_block_mask(causal, None, None, 32, 32, device="cpu",
-                               BLOCK_SIZE=TILE)  # 6 of 4 x 4 tiles empty
+                               BLOCK_SIZE=TILE)  # 6 of 4 x 4 blocks empty
     assert blocks.sparsity() == pytest.approx(100 * 6 / 16)
 
 
@@ -211,3 +211,12 @@ def test_half_inputs_get_float32_scores(causal_blocks):
 @claim("flex-prototype")
 def test_the_docstring_still_calls_it_a_prototype():
     assert "is a prototype feature in PyTorch" in flex_attention.__doc__
+
+
+@claim("flex-doc-full-blocks-skip-mask-mod")
+def test_the_blockmask_documentation_says_full_blocks_skip_mask_mod():
+    # What the compiled kernels do, as 2.13's documentation states it (the
+    # eager path that this suite runs applies mask_mod everywhere).
+    doc = " ".join(BlockMask.__doc__.split())
+    assert "(full_kv_num_blocks, full_kv_indices)" in doc
+    assert "we can skip applying mask_mod to these blocks" in doc

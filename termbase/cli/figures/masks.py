@@ -70,8 +70,8 @@ def prefix_lm_mask_figure(ax):
 
 
 def _block_panel(ax, x, top, attend, kinds, tile, cell):
-    """A token-level mask drawn tile by tile: full tiles solid, empty (skipped) tiles hatched,
-    and in a partial tile the attended cells, one bar per run in a row, on the grey of a
+    """A token-level mask drawn block by block: full blocks solid, empty (skipped) ones hatched,
+    and in a partial block the attended cells, one bar per run in a row, on the grey of a
     masked cell."""
     full = WEIGHTS(0.04 + 0.88 * 0.92)
     part = WEIGHTS(0.04 + 0.88 * ATTEND)
@@ -110,7 +110,7 @@ def _block_panel(ax, x, top, attend, kinds, tile, cell):
 
 @figure("flex-block-mask", (9.4, 4.9))
 def flex_block_mask_figure(ax):
-    """The tiles create_block_mask records at T = 32 in 8 x 8 tiles, as block_kinds reads them:
+    """The blocks create_block_mask records at T = 32 in blocks of 8 x 8, as block_kinds reads them:
     2 = full, 1 = partial, 0 = skipped; left the causal mask, right documents of 10, 6 and
     12 tokens and 4 pads."""
     from snippets.document_masking import document_mask_mod
