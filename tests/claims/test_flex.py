@@ -163,9 +163,10 @@ def test_sparsity_is_the_percentage_of_blocks_skipped():
 
 @claim("flex-block-mask-size-must-match")
 def test_a_block_mask_for_other_lengths_raises(causal_blocks):
-    q, k, v = (torch.randn(1, 2, 2 * T, 8) for _ in range(3))
-    with pytest.raises(ValueError, match="block_mask was created for"):
-        flex_attention(q, k, v, block_mask=causal_blocks)
+    for length in (2 * T, T // 2):  # longer and shorter than it was built for
+        q, k, v = (torch.randn(1, 2, length, 8) for _ in range(3))
+        with pytest.raises(ValueError, match="block_mask was created for"):
+            flex_attention(q, k, v, block_mask=causal_blocks)
 
 
 @claim("flex-none-broadcasts")
