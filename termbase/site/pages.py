@@ -194,6 +194,11 @@ class Pages:
 
         return style_guide(self.base, self.lang)
 
+    def model_table(self, slug, src_uri):
+        from termbase.site.model_table import model_table
+
+        return model_table(self.base, self.lang, src_uri)
+
     def claims(self, slug, src_uri):
         """Every claim: the sentences of this language that cite it, and the test that proves it."""
         project = self.base.project
