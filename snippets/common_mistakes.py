@@ -293,7 +293,7 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 3, 4).unbind(0)  # (L = S = 3, d_k)
     attend = torch.tensor([[0, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)  # query 0: no key
-    out = masked_attention(q, k, v, attend)  # finite fill value, then zero rows with no key
+    out = masked_attention(q, k, v, attend=attend)  # finite fill value, then zero rows with no key
     print("output of query 0:", out[0].tolist())
     print("NaN in output:", bool(out.isnan().any()))
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)

@@ -1,5 +1,6 @@
 """snippets/cross_attention_cache.py: cached encoder keys/values equal recomputing them."""
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,7 +38,7 @@ def test_property_cached_equals_recomputed(batch, source, heads, memory_dim, ste
     memory = torch.randn(batch, source, memory_dim, dtype=torch.float64)
     lengths = torch.randint(1, source + 1, (batch,))
     padding = torch.arange(source)[None, :] >= lengths[:, None]
-    cache = CrossAttentionCache(attn, memory, padding)
+    cache = CrossAttentionCache(attn, memory, memory_padding=padding)
     x = torch.randn(batch, 1, d_model, dtype=torch.float64)
     for _ in range(steps):
         cached = cache(x)
@@ -63,3 +64,14 @@ def test_gradcheck_float64():
     memory = torch.randn(1, 3, 3, dtype=torch.float64, requires_grad=True)
     x = torch.randn(1, 1, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x, m: CrossAttentionCache(attn, m)(x), (x, memory))
+
+
+def test_memory_padding_is_keyword_only():
+    attn = CrossAttention(4, 2)
+    memory = torch.randn(1, 3, 4)
+    padding = torch.tensor([[False, False, True]])
+    with pytest.raises(TypeError):
+        CrossAttentionCache(attn, memory, padding)
+    cache = CrossAttentionCache(attn, memory, memory_padding=padding)
+    x = torch.randn(1, 1, 4)
+    sb.assert_close(cache(x), attn(x, memory, memory, key_padding_mask=padding))
