@@ -146,10 +146,21 @@ def module_sections(module_name):
     return parse_sections(SNIPPETS / f"{module_name}.py")
 
 
+MAX_LINE = 79  # the code box on a desktop page shows 80 columns: a reader never scrolls sideways
+
+
 def check_module_layout(module):
-    """Checks every snippet module must pass: its BLOCKS use all of its sections, each
-    reference exists, and no section imports the snippets package."""
+    """Checks every snippet module must pass: every line (code, comments, docstrings) fits in
+    MAX_LINE characters, its BLOCKS use all of its sections, each reference exists, and no
+    section imports the snippets package."""
     name = module.__name__.rpartition(".")[2]
+    path = SNIPPETS / f"{name}.py"
+    too_long = [
+        f"snippets/{name}.py:{number}: {len(line)} characters (at most {MAX_LINE})"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if len(line) > MAX_LINE
+    ]
+    assert not too_long, "lines too long:\n" + "\n".join(too_long)
     own = module_sections(name)
     assert own, f"{name} has no sections"
     used = set()
