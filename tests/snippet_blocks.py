@@ -133,13 +133,29 @@ def run_once(source):
 
 
 def check_block_run(future, expected_lines):
-    """The block exited cleanly, wrote nothing to stderr, and printed every expected line."""
+    """The block exited cleanly, wrote nothing to stderr, and its stdout is exactly
+    expected_lines: every printed line, in order, nothing more and nothing less. A mismatch
+    names the first line that differs (1-based), expected vs printed."""
     result = future.result()
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr
     printed = result.stdout.splitlines()
-    for expected in expected_lines:
-        assert any(expected in line for line in printed), f"{expected!r} not in:\n{result.stdout}"
+    expected_lines = list(expected_lines)
+    if printed == expected_lines:
+        return
+    number = next(
+        n for n in range(1, max(len(printed), len(expected_lines)) + 1)
+        if expected_lines[n - 1 : n] != printed[n - 1 : n]
+    )
+
+    def shown(lines):
+        return repr(lines[number - 1]) if number <= len(lines) else "(no such line)"
+
+    raise AssertionError(
+        f"output line {number} differs ({len(expected_lines)} lines expected, {len(printed)} "
+        f"printed)\n  expected: {shown(expected_lines)}\n  printed:  {shown(printed)}\n"
+        f"--- complete stdout ---\n{result.stdout}"
+    )
 
 
 def module_sections(module_name):
@@ -186,7 +202,7 @@ def _huge_literals(source):
 
 def module_tests(module, expected_output):
     """The two tests every snippet module gets: its sections are laid out right, and each of its
-    blocks runs from an empty directory and prints the expected lines. Use as
+    blocks runs from an empty directory and prints exactly the expected lines. Use as
     `test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)`."""
     runs = start_blocks(module.BLOCKS)
 
