@@ -30,8 +30,9 @@ def scaled_dot_product_attention(q, k, v, *, attend=None):
       - boolean, True where a query may look at a key (the convention of
         F.scaled_dot_product_attention; nn.MultiheadAttention's boolean
         masks mean the opposite, True = ignore), or
-      - float, added to the scores (0 = keep, -inf = drop); a mask of
-        another float dtype than q is cast to q's, as SDPA accepts it.
+      - float, added to the scores (0 = keep, -inf = drop); a float32
+        mask with float16/bfloat16 q, which SDPA accepts, is cast to q's
+        dtype.
     float16/bfloat16 work as long as the scaled scores fit the dtype.
     Every query needs at least one key it may attend; masks.py handles
     rows with none.
