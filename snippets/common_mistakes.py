@@ -9,11 +9,14 @@ MISTAKES = [
     "missing_import",
     "half_mask",
     "mask_convention",
+    "batch_first",
+    "mha_mask_shape",
     "view_transpose",
     "softmax_dim",
     "missing_scale",
     "eval_dropout",
     "fully_masked",
+    "mha_fully_padded",
 ]
 
 BLOCKS = {}
@@ -356,3 +359,164 @@ if __name__ == "__main__":
     same = torch.allclose(out, ref, atol=1e-6)
     print("matches F.scaled_dot_product_attention:", same)
 # --8<-- [end:fully_masked_fixed]
+
+
+# --8<-- [start:batch_first_wrong]
+if __name__ == "__main__":
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4)  # batch_first=False: (L, N, E)
+    x = torch.randn(2, 5, 16)  # meant as (batch=2 sentences, 5 tokens, E)
+    out, _ = mha(x, x, x, need_weights=False)  # read as 5 sentences of 2
+    print("output shape:", tuple(out.shape))  # the shape looks right
+
+    # Sentence 0 must not depend on sentence 1: change sentence 1 only.
+    y = x.clone()
+    y[1] = torch.randn(5, 16)
+    out_y, _ = mha(y, y, y, need_weights=False)
+    same = torch.allclose(out[0], out_y[0], atol=1e-6)
+    print("sentence 0 unaffected by sentence 1:", same)
+# --8<-- [end:batch_first_wrong]
+
+
+# --8<-- [start:batch_first_fixed]
+if __name__ == "__main__":
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    # Say which axis is the batch: (N, L, E) = (batch, tokens, E).
+    mha = nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(2, 5, 16)  # (batch=2 sentences, 5 tokens, E)
+    out, _ = mha(x, x, x, need_weights=False)
+    print("output shape:", tuple(out.shape))
+
+    y = x.clone()
+    y[1] = torch.randn(5, 16)
+    out_y, _ = mha(y, y, y, need_weights=False)
+    same = torch.allclose(out[0], out_y[0], atol=1e-6)
+    print("sentence 0 unaffected by sentence 1:", same)
+# --8<-- [end:batch_first_fixed]
+
+
+# --8<-- [start:mha_mask_shape_wrong]
+if __name__ == "__main__":
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    N, L, E, H = 2, 4, 16, 4
+    mha = nn.MultiheadAttention(E, H, batch_first=True)
+    x = torch.randn(N, L, E)
+    # One mask per sequence, nn.MultiheadAttention's convention (True =
+    # ignore): causal, and sequence 1 has only 2 real tokens.
+    causal = torch.ones(L, L, dtype=torch.bool).triu(1)
+    padding = torch.tensor([[0, 0, 0, 0], [0, 0, 1, 1]], dtype=torch.bool)
+    ignore = causal | padding[:, None, :]  # (N, L, S)
+    # The truth: each sequence alone, with its own (L, S) mask.
+    truth = torch.cat([
+        mha(x[b:b + 1], x[b:b + 1], x[b:b + 1], attn_mask=ignore[b],
+            need_weights=False)[0]
+        for b in range(N)
+    ])
+
+    # Symptom 1: (N, L, S) would broadcast over heads in SDPA; MHA raises.
+    try:
+        mha(x, x, x, attn_mask=ignore, need_weights=False)
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+    # Symptom 2: .repeat tiles the masks head-major (index h * N + b), MHA
+    # reads them batch-major (b * H + h): no error, wrong masks.
+    tiled = ignore.repeat(H, 1, 1)  # (N * H, L, S)
+    out, _ = mha(x, x, x, attn_mask=tiled, need_weights=False)
+    print("matches each sequence with its own mask:",
+          torch.allclose(out, truth, atol=1e-6))
+# --8<-- [end:mha_mask_shape_wrong]
+
+
+# --8<-- [start:mha_mask_shape_fixed]
+if __name__ == "__main__":
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    N, L, E, H = 2, 4, 16, 4
+    mha = nn.MultiheadAttention(E, H, batch_first=True)
+    x = torch.randn(N, L, E)
+    # One mask per sequence, nn.MultiheadAttention's convention (True =
+    # ignore): causal, and sequence 1 has only 2 real tokens.
+    causal = torch.ones(L, L, dtype=torch.bool).triu(1)
+    padding = torch.tensor([[0, 0, 0, 0], [0, 0, 1, 1]], dtype=torch.bool)
+    ignore = causal | padding[:, None, :]  # (N, L, S)
+    # The truth: each sequence alone, with its own (L, S) mask.
+    truth = torch.cat([
+        mha(x[b:b + 1], x[b:b + 1], x[b:b + 1], attn_mask=ignore[b],
+            need_weights=False)[0]
+        for b in range(N)
+    ])
+
+    # (N * H, L, S) in MHA's order, b * H + h: each mask once per head.
+    per_head = ignore.repeat_interleave(H, dim=0)
+    out, _ = mha(x, x, x, attn_mask=per_head, need_weights=False)
+    print("matches each sequence with its own mask:",
+          torch.allclose(out, truth, atol=1e-6))
+    # Shared by every sequence, or only padding: pass (L, S) and
+    # key_padding_mask (N, S), and let MHA expand them.
+    out, _ = mha(x, x, x, attn_mask=causal, key_padding_mask=padding,
+                 need_weights=False)
+    print("(L, S) mask + key_padding_mask, same result:",
+          torch.allclose(out, truth, atol=1e-6))
+# --8<-- [end:mha_mask_shape_fixed]
+
+
+# --8<-- [start:mha_fully_padded_wrong]
+if __name__ == "__main__":
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(2, 3, 16)  # (batch, tokens, E)
+    # True = padding; sequence 1 is nothing but padding.
+    padding = torch.tensor([[False, False, True], [True, True, True]])
+
+    out, _ = mha(x, x, x, key_padding_mask=padding)  # need_weights=True
+    print("need_weights=True, NaN in sequence 1:",
+          bool(out[1].isnan().all()))
+    print("loss:", out.sum().item())  # one empty sequence poisons the batch
+    mha.eval()
+    with torch.no_grad():  # inference fast path: NaN without weights too
+        out, _ = mha(x, x, x, key_padding_mask=padding, need_weights=False)
+    print("fast path, NaN in sequence 1:", bool(out[1].isnan().all()))
+# --8<-- [end:mha_fully_padded_wrong]
+
+
+# --8<-- [start:mha_fully_padded_fixed]
+if __name__ == "__main__":
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(2, 3, 16)  # (batch, tokens, E)
+    # True = padding; sequence 1 is nothing but padding.
+    padding = torch.tensor([[False, False, True], [True, True, True]])
+
+    # Let an empty sequence attend its first key, so that every softmax
+    # has a key, then zero what it computed.
+    empty = padding.all(dim=-1)  # (batch,)
+    safe = padding.clone()
+    safe[empty, 0] = False
+    out, _ = mha(x, x, x, key_padding_mask=safe)
+    out = out.masked_fill(empty[:, None, None], 0.0)
+    print("NaN anywhere:", bool(out.isnan().any()))
+    print("empty sequence gives zeros:", bool((out[1] == 0).all()))
+    alone, _ = mha(x[:1], x[:1], x[:1], key_padding_mask=padding[:1])
+    print("sequence 0 unchanged:", torch.allclose(out[0], alone[0], atol=1e-6))
+    mha.eval()
+    with torch.no_grad():  # the fast path is safe with this mask too
+        out, _ = mha(x, x, x, key_padding_mask=safe, need_weights=False)
+    print("fast path, NaN anywhere:", bool(out.isnan().any()))
+# --8<-- [end:mha_fully_padded_fixed]
