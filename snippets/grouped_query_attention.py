@@ -22,7 +22,7 @@ def grouped_query_attention(q, k, v, *, attend=None):
     H_q must be a multiple of H_kv. H_kv == 1 is multi-query attention,
     H_kv == H_q is ordinary multi-head attention. attend: optional mask,
     keyword-only, as in scaled_dot_product_attention (which scales q
-    first, so the float16 scores do not overflow).
+    first: float16 scores overflow only if the scaled scores do).
     """
     h_q, h_kv = q.size(-3), k.size(-3)
     if h_q % h_kv != 0:
