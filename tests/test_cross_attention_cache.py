@@ -75,3 +75,21 @@ def test_memory_padding_is_keyword_only():
     cache = CrossAttentionCache(attn, memory, memory_padding=padding)
     x = torch.randn(1, 1, 4)
     sb.assert_close(cache(x), attn(x, memory, memory, key_padding_mask=padding))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_large_half_scores_match_recomputing(dtype):
+    # W_q = W_k = 40 I, +-1 vectors: q.k = 40 * 40 * 64 = 102400 > 65504 for the matching source
+    # token, 12800 once scaled. The old q @ k^T would be inf in float16.
+    gen = torch.Generator().manual_seed(7)
+    attn = CrossAttention(128, 2)
+    with torch.no_grad():
+        for linear in (attn.w_q, attn.w_k):
+            linear.weight.copy_(40 * torch.eye(128))
+            linear.bias.zero_()
+    memory = (torch.randint(0, 2, (2, 5, 128), generator=gen) * 2 - 1).float()
+    reference = CrossAttentionCache(attn, memory)(memory[:, 2:3])  # float32: no overflow
+    attn = attn.to(dtype)
+    cached = CrossAttentionCache(attn, memory.to(dtype))(memory[:, 2:3].to(dtype))
+    assert cached.isfinite().all()
+    sb.assert_close(cached.float(), reference, dtype=dtype)

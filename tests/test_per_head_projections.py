@@ -81,3 +81,21 @@ def test_validation_and_keyword_only_mask():
     x = torch.randn(1, 3, 4)
     with pytest.raises(TypeError):
         per_head(x, x, x, torch.ones(3, 3, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_large_half_scores_match_the_fused_layer_in_float32(dtype):
+    # Every head's W^Q = W^K = 40 * (its rows of the identity), +-1 tokens: each token's q.k with
+    # itself is 40 * 40 * 64 = 102400 > 65504, scaled 12800. The old q @ k^T would be inf.
+    torch.manual_seed(8)
+    fused = MultiHeadAttention(128, 2)
+    with torch.no_grad():
+        for linear in (fused.w_q, fused.w_k):
+            linear.weight.copy_(40 * torch.eye(128))
+            linear.bias.zero_()
+    per_head = fused_to_per_head(fused, PerHeadAttention(128, 2))
+    x = (torch.randint(0, 2, (2, 5, 128), generator=torch.Generator().manual_seed(8)) * 2 - 1).float()
+    reference = fused(x, x, x)  # float32: no overflow
+    low = per_head.to(dtype)(x.to(dtype), x.to(dtype), x.to(dtype))
+    assert low.isfinite().all()
+    sb.assert_close(low.float(), reference, dtype=dtype)
