@@ -184,7 +184,9 @@ for head, part in parts.items():
 out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
 attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
 # (B, h, L, S): one L x S matrix per head
-weights = multi_head_attention_weights(attention, x, memory, attend, average=False)
+weights = multi_head_attention_weights(
+    attention, x, memory, attend=attend, average=False
+)
 print("output:", tuple(out.shape), "  weights:", tuple(weights.shape))
 plot_heads(weights[0], target, source)
 

@@ -351,7 +351,7 @@ attend = causal_mask(len(tokens))  # (T, T), True = may attend
 masked = torch.softmax(scores.masked_fill(~attend, torch.finfo(scores.dtype).min), dim=-1)
 print("largest weight above the diagonal:", masked.triu(diagonal=1).max().item())
 expected, _ = ref(x, x, x, attn_mask=~attend)  # nn.MultiheadAttention: True = ignore
-same = torch.allclose(mha(x, x, x, attend), expected, atol=1e-6)
+same = torch.allclose(mha(x, x, x, attend=attend), expected, atol=1e-6)
 print("mha with the causal mask == nn.MultiheadAttention:", same)
 assert same and masked.triu(diagonal=1).max() == 0
 plot_heads(masked[0], tokens, tokens)
