@@ -19,14 +19,55 @@ MISTAKES = [
     "mha_fully_padded",
 ]
 
-BLOCKS = {}
-for _name in MISTAKES:
-    for _kind in ("wrong", "fixed"):
-        BLOCKS[f"{_name}_{_kind}"] = [
-            f"snippets/common_mistakes.py:{_name}_{_kind}"
-        ]
-# The fixed version of fully masked rows reuses masks.py's masked_attention.
-BLOCKS["fully_masked_fixed"].insert(0, "snippets/masks.py:code")
+# Each mistake: a WRONG block and its FIXED block. The fixed version of fully
+# masked rows reuses masks.py's masked_attention.
+BLOCKS = {
+    "missing_import_wrong": [
+        "snippets/common_mistakes.py:missing_import_wrong",
+    ],
+    "missing_import_fixed": [
+        "snippets/common_mistakes.py:missing_import_fixed",
+    ],
+    "half_mask_wrong": ["snippets/common_mistakes.py:half_mask_wrong"],
+    "half_mask_fixed": ["snippets/common_mistakes.py:half_mask_fixed"],
+    "mask_convention_wrong": [
+        "snippets/common_mistakes.py:mask_convention_wrong",
+    ],
+    "mask_convention_fixed": [
+        "snippets/common_mistakes.py:mask_convention_fixed",
+    ],
+    "batch_first_wrong": ["snippets/common_mistakes.py:batch_first_wrong"],
+    "batch_first_fixed": ["snippets/common_mistakes.py:batch_first_fixed"],
+    "mha_mask_shape_wrong": [
+        "snippets/common_mistakes.py:mha_mask_shape_wrong",
+    ],
+    "mha_mask_shape_fixed": [
+        "snippets/common_mistakes.py:mha_mask_shape_fixed",
+    ],
+    "view_transpose_wrong": [
+        "snippets/common_mistakes.py:view_transpose_wrong",
+    ],
+    "view_transpose_fixed": [
+        "snippets/common_mistakes.py:view_transpose_fixed",
+    ],
+    "softmax_dim_wrong": ["snippets/common_mistakes.py:softmax_dim_wrong"],
+    "softmax_dim_fixed": ["snippets/common_mistakes.py:softmax_dim_fixed"],
+    "missing_scale_wrong": ["snippets/common_mistakes.py:missing_scale_wrong"],
+    "missing_scale_fixed": ["snippets/common_mistakes.py:missing_scale_fixed"],
+    "eval_dropout_wrong": ["snippets/common_mistakes.py:eval_dropout_wrong"],
+    "eval_dropout_fixed": ["snippets/common_mistakes.py:eval_dropout_fixed"],
+    "fully_masked_wrong": ["snippets/common_mistakes.py:fully_masked_wrong"],
+    "fully_masked_fixed": [
+        "snippets/masks.py:code",
+        "snippets/common_mistakes.py:fully_masked_fixed",
+    ],
+    "mha_fully_padded_wrong": [
+        "snippets/common_mistakes.py:mha_fully_padded_wrong",
+    ],
+    "mha_fully_padded_fixed": [
+        "snippets/common_mistakes.py:mha_fully_padded_fixed",
+    ],
+}
 
 
 # --8<-- [start:missing_import_wrong]

@@ -10,7 +10,6 @@ from snippets.multi_head_attention import MultiHeadAttention
 from snippets.per_head_projections import PerHeadAttention, fused_to_per_head, per_head_to_fused
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "demo": [
         "fused -> per-head, same output: True",
@@ -21,15 +20,7 @@ EXPECTED_OUTPUT = {
 PROPERTY_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-
-
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
-    assert "same output: False" not in BLOCK_RUNS[block].result().stdout
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
 def test_per_head_weights_stacked_by_rows_are_the_fused_weight():

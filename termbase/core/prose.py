@@ -16,7 +16,7 @@ BLANKED = [
     re.compile(r"\{\{[^}]*\}\}"),  # entry markers, claim marks
     re.compile(r"\]\([^)]*\)"),  # link targets (the link text stays)
     re.compile(r"\{\s*[:.#][^}]*\}"),  # attribute lists
-    re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s+[\w-]*"),  # admonition and tab markers
+    re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s+[\w-]*(?:\s*\"[^\"]*\")?"),  # admonition/tab markers
     re.compile(r"<[^>\n]+>"),  # HTML tags
     re.compile(r"https?://\S+"),
     re.compile(r"~~[^~\n]*~~"),  # forms to avoid, struck out

@@ -192,19 +192,6 @@ def test_grad_path_without_weights_gives_zero_attention():
     assert (out[1] == 0.5).all()
 
 
-@claim("mha-bias-kv-zero-attn")
-def test_bias_kv_and_zero_attn_add_key_positions():
-    x, memory = tokens(2, 3, E), tokens(2, 7, E, seed=2)
-    widths = {}
-    for name, options in {
-        "plain": {},
-        "bias_kv": {"add_bias_kv": True},
-        "zero_attn": {"add_zero_attn": True},
-        "both": {"add_bias_kv": True, "add_zero_attn": True},
-    }.items():
-        _, weights = make(batch_first=True, **options)(x, memory, memory)
-        widths[name] = weights.shape[-1]
-    assert widths == {"plain": 7, "bias_kv": 8, "zero_attn": 8, "both": 9}
 
 
 @claim("mha-calls-sdpa")
@@ -228,13 +215,56 @@ def test_training_path_without_weights_calls_sdpa(monkeypatch):
     assert len(calls) == 1
 
 
-@claim("mha-bool-kpm-float-mask-warns")
-def test_mixing_mask_kinds_warns():
-    mha = make(batch_first=True)
-    x = tokens(2, 3, E)
-    padding = torch.zeros(2, 3, dtype=torch.bool)
-    with pytest.warns(UserWarning, match="mismatched key_padding_mask and attn_mask is deprecated"):
-        mha(x, x, x, key_padding_mask=padding, attn_mask=torch.zeros(3, 3))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the same kind for both: no warning
-        mha(x, x, x, key_padding_mask=padding, attn_mask=torch.zeros(3, 3, dtype=torch.bool))
+
+
+@claim("mha-heads-divide-embed-dim")
+def test_embed_dim_must_be_divisible_by_num_heads():
+    import pytest
+
+    with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
+        torch.nn.MultiheadAttention(10, 4)
+    assert torch.nn.MultiheadAttention(12, 4).head_dim == 3
+
+
+@claim("mha-need-weights-explicit")
+def test_need_weights_true_does_not_call_sdpa(monkeypatch):
+    calls = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True).train()
+    x = torch.randn(2, 3, 8)
+    mha(x, x, x, need_weights=True)
+    assert calls == []
+    mha(x, x, x, need_weights=False)
+    assert calls == [1]
+
+
+@claim("mha-out-proj-separate")
+def test_out_proj_is_its_own_linear():
+    mha = torch.nn.MultiheadAttention(8, 2)
+    assert isinstance(mha.out_proj, torch.nn.Linear)
+    assert mha.out_proj.weight.shape == (8, 8) and mha.out_proj.bias.shape == (8,)
+    packed = {name for name, _ in mha.named_parameters()}
+    assert packed == {"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"}
+
+
+@claim("mha-sdpa-float-mask-added")
+def test_a_float_mask_is_added_to_the_scaled_scores_in_both_apis():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 1, 4, 8).unbind(0)  # (B, h, L, d)
+    mask = torch.randn(4, 4)
+    scores = q @ k.transpose(-2, -1) / 8 ** 0.5 + mask
+    expected = torch.softmax(scores, dim=-1) @ v
+    sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert torch.allclose(sdpa, expected, atol=1e-6)
+    mha = torch.nn.MultiheadAttention(8, 1, batch_first=True, bias=False)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.eye(8).repeat(3, 1))
+        mha.out_proj.weight.copy_(torch.eye(8))
+    out, _ = mha(q[0], k[0], v[0], attn_mask=mask, need_weights=False)
+    assert torch.allclose(out, expected[0], atol=1e-5)

@@ -6,7 +6,7 @@ from torch import nn
 from tests.claims import claim
 
 
-@claim("linear-weight-transposed")
+@claim("linear-weight-out-in")
 def test_linear_weight_is_w_transposed():
     torch.manual_seed(0)
     linear = nn.Linear(3, 5)  # x @ W with W (d_in=3, d_out=5)

@@ -44,7 +44,7 @@ def test_boolean_mask_true_takes_part():
     assert close(out, F.scaled_dot_product_attention(q, k[..., :2, :], v[..., :2, :]))
 
 
-@claim("sdpa-wrong-convention-silent")
+@claim("mha-sdpa-mask-swap-silent")
 def test_a_padding_mask_passed_as_is_is_silently_inverted():
     q, k, v = qkv(batch=1)
     padding = torch.tensor([[False, False, False, True]])  # key_padding_mask style: True = pad
@@ -197,3 +197,20 @@ def test_float32_mask_with_half_inputs():
         same = F.scaled_dot_product_attention(*low, attn_mask=mask.to(dtype))
         assert torch.allclose(out.float(), same.float(), atol=2e-2)
         assert torch.allclose(out.float(), reference(q, k, v, mask).float(), atol=2e-2)
+
+
+@claim("sdpa-no-projection")
+def test_sdpa_uses_q_k_v_as_given():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 2, 5, 4).unbind(0)  # (B, h, L, d_k)
+    out = F.scaled_dot_product_attention(q, k, v)
+    by_hand = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1) @ v
+    assert torch.allclose(out, by_hand, atol=1e-6)
+    assert out.shape == (2, 2, 5, 4)
+
+
+@claim("sdpa-returns-output-only")
+def test_sdpa_returns_one_tensor_never_the_weights():
+    q = torch.randn(1, 1, 3, 4)
+    out = F.scaled_dot_product_attention(q, q, q)
+    assert isinstance(out, torch.Tensor) and out.shape == (1, 1, 3, 4)

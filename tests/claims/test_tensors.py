@@ -18,7 +18,7 @@ def test_view_after_transpose():
     assert torch.equal(swapped.reshape(B, T, h * d_k), swapped.contiguous().view(B, T, h * d_k))
 
 
-@claim("tensor-view-split-heads")
+@claim("tensor-view-heads-without-transpose")
 def test_split_heads_needs_the_transpose():
     x = torch.randn(B, T, h * d_k)  # head i = features i*d_k .. (i+1)*d_k - 1
     right = x.view(B, T, h, d_k).transpose(1, 2)
@@ -35,3 +35,12 @@ def test_chunk_returns_views_that_write_through():
     first, second, third = packed.chunk(3, dim=0)
     second.copy_(torch.ones(2, 2))
     assert torch.equal(packed[2:4], torch.ones(2, 2)) and packed[:2].eq(0).all()
+
+
+@claim("tensor-view-shares-memory")
+def test_view_reinterprets_the_same_memory():
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    heads = x.view(2, 3, 2, 2)
+    assert heads.data_ptr() == x.data_ptr()
+    heads[0, 0, 0, 0] = -1.0
+    assert x[0, 0, 0] == -1.0

@@ -51,5 +51,5 @@ def _same_in_every_language(project: Project, paths: dict, per_lang: dict[str, l
     for lang, path in paths.items():
         found = per_lang.get(lang, [])
         if found != reference:
-            report.add(path, 1, f"cites the claims {found or '[]'} where the {project.default_language} version cites "
-                       f"{reference or '[]'}", "cite the same claims after the same sentences in every language")
+            report.add(path, 1, f"the {lang} text cites the claims {found or '[]'} where the {project.default_language} "
+                       f"text cites {reference or '[]'}", "cite the same claims after the same sentences in every language")

@@ -96,7 +96,12 @@ def avoided_forms(base: TermBase, lang: str) -> list[Avoid]:
             forms.append((str(phrase), str(local.get("term", "")), f"term base: {slug}"))
     for rendering in base.style(lang).get("renderings") or []:
         for item in rendering.get("avoid") or []:
-            phrase, write = (next(iter(item.items())) if isinstance(item, dict) else (item, rendering.get("write")))
+            if isinstance(item, dict):
+                phrase, write = next(iter(item.items()))
+            elif ": " in str(item):  # "phrase: replacement" written as one quoted string
+                phrase, write = str(item).split(": ", 1)
+            else:
+                phrase, write = item, rendering.get("write")
             forms.append((str(phrase), str(write), f"style guide: {rendering.get('id', rendering.get('write'))}"))
     return [Avoid(p, w, why, re.compile(rf"(?<![\w-]){re.escape(p)}(?![\w-])", re.I)) for p, w, why in forms]
 
