@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from mkdocs.structure.files import File, Files
 
 from termbase.core.model import TermBase, page_lang
+from termbase.core.project import repository
 
 log = logging.getLogger("mkdocs.plugins.termbase")
 
@@ -77,6 +78,8 @@ def configure(config, base: TermBase, lang: str) -> None:
         "not_found": base.t("not_found", lang),
         "not_found_text": base.t("not_found_text", lang),
         "made_with": base.t("made_with", lang),
+        "repository": repository(base.project.root),
+        "branch": os.environ.get("REPO_BRANCH", "main"),
         "switcher": [],
         "hreflang": [],
         # The one /404.html a static host serves for every missing path shows the page of the
