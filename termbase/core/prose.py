@@ -22,6 +22,7 @@ BLANKED = [
     re.compile(r"~~[^~\n]*~~"),  # forms to avoid, struck out
     re.compile(r"\{[a-z_]+\}"),  # the fields of an interface string ({version})
     re.compile(r"(?<![\w.])\.[a-z]+\b"),  # file extensions (.ipynb)
+    re.compile(r"\b[\w./-]+\.(?:md|py|ipynb|txt|yml|json|svg|html)\b"),  # file names (index.md)
 ]
 PAIRS = {"«": "»", "“": "”", "»": "«", "„": "“", '"': '"'}
 QUOTED = [re.compile(p) for p in (r"«[^»\n]*»", r"“[^”\n]*”", r"»[^«\n]*«", r"„[^“\n]*“", r'"[^"\n]*"')]

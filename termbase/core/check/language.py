@@ -214,7 +214,7 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
                 report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
     # A listed word is needed when the text uses it (alone or in a compound) and the dictionary
     # alone does not know it: any other entry could hide a misspelling, so it must go.
-    parts = {part for word in where if not word.endswith(".") for part in [word, *word.split("-")]}
+    parts = {word for word in where if not word.endswith(".")}
     needed = spelling.unknown(dictionary, frozenset(parts))
     needed_lower = {w.lower() for w in needed}
     for word, number in known.items():
