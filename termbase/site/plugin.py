@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,9 +68,31 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         self.runner: BlockRunner | None = None
         self.code: dict[str, int] | None = None
         self.build: Build | None = None
+        self.background = False  # under `mkdocs serve`: the other languages finish on their own
 
     def on_startup(self, *, command, dirty):
         self.command = command
+
+    def on_serve(self, server, config, builder):
+        """Serve the edited language as soon as it is built: a page of another language waits
+        for that language's own build instead of the whole rebuild holding every request."""
+        serve = getattr(server, "_serve_request", None)
+        if serve is None:  # MkDocs changed its server: every rebuild then waits for all languages
+            log.warning("termbase: mkdocs serve has no _serve_request; rebuilds wait for every language")
+            return server
+        mount = urlsplit(config.site_url or "/").path.rstrip("/") + "/"
+
+        def serve_request(environ, start_response):
+            path = environ.get("PATH_INFO", "")
+            if self.language_builds is not None and path.startswith(mount):
+                first = path[len(mount):].split("/", 1)[0]
+                if first in self.language_builds.languages:
+                    self.language_builds.wait_for(first)
+            return serve(environ, start_response)
+
+        server._serve_request = serve_request
+        self.background = True
+        return server
 
     def on_shutdown(self):
         if self.language_builds is not None:
@@ -96,6 +119,9 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build = self.build
         project, base = build.project, build.base
         cache = Cache(project.cache_dir)
+        if build.main and self.background and self.language_builds is not None:
+            # The last rebuild's languages may still be writing: this build cleans the folder.
+            self.language_builds.wait()
         if build.main:
             self._same_code(project)
             report = check.run(project)
@@ -195,7 +221,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
                             config.site_url or "/")
         for url, files in build.downloads.items():
             downloads.write(config.site_dir, url, files)
-        if self.build.main and self.language_builds is not None:
+        if self.build.main and self.language_builds is not None and not self.background:
             failed = self.language_builds.wait()
             if failed:
                 raise PluginError("; ".join(failed) + " (see the errors above)")

@@ -60,3 +60,47 @@ def test_serve_and_a_build_share_the_cache_at_once(project, tmp_path):
     executed = re.findall(rf"executed notebook docs/notebooks/{NOTEBOOK}\.py", log + served_log)
     assert len(executed) == 1, f"executed {len(executed)} times:\n{log}\n--- serve ---\n{served_log}"
     assert "Traceback" not in served_log, served_log
+
+
+LIVERELOAD = re.compile(r"<script>\s*var livereload = function.*?</script>", re.S)
+STALE_PAGES = ["glossary/softmax/", "glossary/attention/", "glossary/", "es/glossary/softmax/",
+               "da/glossary/attention/", "da/glossary/"]
+
+
+def fetch(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=120) as answer:
+        return LIVERELOAD.sub("", answer.read().decode("utf-8"))
+
+
+def test_after_an_edit_serve_shows_no_stale_page(tmp_path):
+    """Edit an English entry and a term record while serving: once the rebuild settles, every page
+    served (the edited one, tooltips and the index elsewhere, the other languages) is exactly
+    what a clean build of the edited sources writes."""
+    project = copy_project(tmp_path / "project")
+    port = free_port()
+    origin = f"http://127.0.0.1:{port}/"
+    serve = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=project,
+                             env=build_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(origin + "glossary/softmax/", serve)
+        page = project / "docs" / "glossary" / "softmax.en.md"
+        page.write_text(page.read_text(encoding="utf-8").replace("## Origin", "## Origin\n\nAn edited sentence.", 1),
+                        encoding="utf-8")
+        record = project / "termbase" / "data" / "terms" / "softmax.yml"
+        text = record.read_text(encoding="utf-8")
+        record.write_text(re.sub(r"(\nda:\n(?:  .*\n)*?  short: )", r"\1Redigeret: ", text, count=1), encoding="utf-8")
+        deadline = time.monotonic() + 600
+        while "An edited sentence." not in fetch(origin + "glossary/softmax/"):
+            assert time.monotonic() < deadline and serve.poll() is None, "the edit never showed"
+            time.sleep(0.5)
+        served = {url: fetch(origin + url) for url in STALE_PAGES}  # each waits for its language
+    finally:
+        serve.terminate()
+        log = serve.communicate(timeout=60)[0]
+    clean = tmp_path / "clean"
+    built = mkdocs_build(project, clean, SITE_URL=origin)
+    assert built.returncode == 0, built.stdout + built.stderr
+    for url, html in served.items():
+        expected = (clean / url / "index.html").read_text(encoding="utf-8")
+        assert html == expected, f"{url} is stale after the rebuild\n{log[-3000:]}"
+    assert "Redigeret:" in served["da/glossary/attention/"], "the Danish tooltip of softmax is the edited one"
