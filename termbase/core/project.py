@@ -88,6 +88,11 @@ class Project:
     def shown(self, path: Path | str) -> str:
         """A path as messages show it: relative to the project root."""
         path = Path(path)
+        for root in (self.root, self.root.resolve()):
+            try:
+                return path.relative_to(root).as_posix()
+            except ValueError:
+                continue
         try:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:

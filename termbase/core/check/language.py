@@ -126,11 +126,15 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
             if check and check.get("pattern"):
                 patterns.append((re.compile(check["pattern"]), check.get("message", rule.get("rule", "")),
                                  check.get("fix", "see the style guide")))
+        # One pattern for all the forms of the language: lines x forms would be slow.
+        by_phrase = {form.phrase.lower(): form for form in forms}
+        anyone = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in sorted(by_phrase, key=len, reverse=True))
+                            + r")(?![\w-])", re.I) if forms else None
         for item in lines:
-            for form in forms:
-                for match in form.pattern.finditer(item.plain):
-                    found = item.text[match.start():match.end()]
-                    report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
+            for match in anyone.finditer(item.plain) if anyone else ():
+                form = by_phrase[match.group().lower()]
+                found = item.text[match.start():match.end()]
+                report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
             for pattern, message, fix in patterns:
                 if pattern.search(item.text):
                     report.add(item.path, item.line, message, f"{fix} (style guide: typography)")
