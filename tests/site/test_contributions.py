@@ -254,14 +254,24 @@ def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):
         "en: {term: key padding, short: Padding on the key side.}\n"
         "es: {term: relleno de claves, short: Relleno del lado de las claves.}\n"
         "da: {term: nøgle-padding, short: Padding på nøglesiden.}\n", encoding="utf-8")
-    for path in [*project.glob("docs/glossary/key-padding.*.md"), project / "snippets/key_padding.py"]:
-        text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace("TODO(termbase)", "Filled in").replace(
-            "*Filled in: an example", "*Filled in, an example"), encoding="utf-8")
+    # A sentence in each page's language for every placeholder line (the checker spells them).
+    sentences = {"en": "Key padding hides the padded keys.", "es": "El relleno de claves oculta las claves vacías.",
+                 "da": "Padding på nøglesiden skjuler de tomme nøgler."}
+    for lang, sentence in sentences.items():
+        path = project / f"docs/glossary/key-padding.{lang}.md"
+        lines = [(f"1. **{sentence}**" if line.startswith("1. ") else f"   *{sentence}*" if line.startswith("   *")
+                  else sentence) if "TODO(termbase)" in line else line
+                 for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    snippet = project / "snippets/key_padding.py"
+    snippet.write_text(snippet.read_text(encoding="utf-8").replace("TODO(termbase)", "Filled in"), encoding="utf-8")
     test = project / "tests/test_key_padding.py"
     test.write_text(test.read_text(encoding="utf-8").replace(
         'pytest.fail("TODO(termbase): compare key_padding with torch\'s reference implementation")',
         "assert key_padding(1) == 1"), encoding="utf-8")
+    quick = termbase_cli(project, "test", "key-padding")
+    assert quick.returncode == 0, quick.stdout + quick.stderr
+    assert "prints what its test declares" in quick.stdout
     checked = termbase_cli(project, "check")
     assert checked.returncode == 0, checked.stdout
     site = tmp_path / "site"
