@@ -303,7 +303,8 @@ print("out:", tuple(out.shape))
 # returnerer, når vores vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
 # for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
 # attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
-# dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne. {{ claim:mha-need-weights-averaged }}
+# dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.
+# {{ claim:mha-need-weights-averaged }}
 
 # %%
 # --8<-- "snippets/torch_mha_weights.py:code"
