@@ -36,9 +36,11 @@ def words(text: str) -> list[str]:
     """The words of a line of prose (a hyphenated compound is one word); symbols (Q, d_k) and
     acronyms (GQA, MHA, README's) are not words."""
     text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
+    text = re.sub(r"(?<=\s)-(?:th|st|nd|rd)\b", " ", text)  # the ordinal of a formula: "$i$-th"
     found = []
     for token in WORD.findall(text):
-        bare = re.sub(r"['’]s\.?$", "", token).rstrip(".")
+        token = re.sub(r"['’]s(?=\.?$)", "", token)  # a possessive: "Longformer's" is "Longformer"
+        bare = token.rstrip(".")
         if len(bare) > 1 and not bare.isupper():
             found.append(token)
     return found
