@@ -128,11 +128,13 @@ print("padding mask:", padding.int().tolist())
 # %% [markdown] lang="es"
 # ## Dos cabezas con un cometido
 #
-# A la cabeza *i* le corresponden las filas `i·d_k … (i+1)·d_k − 1` de `W^Q` y `W^K`. La cabeza 1
-# recibe una proyección que solo lee la parte de significado, la misma para consultas y claves, así
-# que su puntuación es alta donde una palabra de destino y una de origen comparten significado. La
-# cabeza 2 hace lo mismo con la parte de posición. Las cabezas 3 y 4 conservan sus pesos iniciales
-# aleatorios.
+# Las cabezas se cuentan desde 1 y los índices de los tensores desde 0. A la cabeza *i* le
+# corresponden las filas de índices `(i−1)·d_k … i·d_k − 1` de los pesos guardados `w_q.weight` y
+# `w_k.weight`, que contienen `W^Q` y `W^K` traspuestas: esas filas son sus propias `(W_i^Q)^T` y
+# `(W_i^K)^T`. La cabeza 1 recibe una proyección que solo lee la parte de significado, la misma
+# para consultas y claves, así que su puntuación es alta donde una palabra de destino y una de
+# origen comparten significado. La cabeza 2 hace lo mismo con la parte de posición. Las cabezas 3
+# y 4 conservan sus pesos iniciales aleatorios.
 
 # %% [markdown] lang="da"
 # ## To hoveder med en opgave
@@ -184,7 +186,9 @@ for head, part in parts.items():
 out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
 attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
 # (B, h, L, S): one L x S matrix per head
-weights = multi_head_attention_weights(attention, x, memory, attend, average=False)
+weights = multi_head_attention_weights(
+    attention, x, memory, attend=attend, average=False
+)
 print("output:", tuple(out.shape), "  weights:", tuple(weights.shape))
 plot_heads(weights[0], target, source)
 
@@ -238,9 +242,10 @@ assert weights[..., 4:].max() == 0
 # %% [markdown] lang="es"
 # ## Comprobación con PyTorch
 #
-# La misma capa, construida como `torch.nn.MultiheadAttention`: los pesos se copian a su formato, y
-# su `key_padding_mask` sigue la misma convención que la nuestra (`True` = relleno). Las salidas y
-# los pesos de cada cabeza deben coincidir.
+# La misma capa, construida como `torch.nn.MultiheadAttention`: los pesos se copian a su formato
+# empaquetado, {{ claim:mha-packed-in-proj }} y su `key_padding_mask` sigue la misma convención que
+# la nuestra (`True` = relleno). {{ claim:mha-key-padding-true-ignores }} Las salidas y los pesos de
+# cada cabeza deben coincidir.
 
 # %% [markdown] lang="da"
 # ## Kontrol mod PyTorch

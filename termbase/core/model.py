@@ -64,8 +64,17 @@ class TermBase:
 
     @cached_property
     def terms(self) -> dict[str, dict]:
-        """slug -> record, from data/terms/<slug>.yml."""
-        return {path.stem: read_yaml(path) or {} for path in self.term_files()}
+        """slug -> record, from data/terms/<slug>.yml; a record that cannot be read is left out
+        (the checker reports it, and a build never starts with it)."""
+        records = {}
+        for path in self.term_files():
+            try:
+                record = read_yaml(path)
+            except (yaml.YAMLError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict):
+                records[path.stem] = record
+        return records
 
     @cached_property
     def ui(self) -> dict:

@@ -33,9 +33,20 @@ def available(dictionary: str) -> str | None:
 
 
 def words(text: str) -> list[str]:
-    """The words of a line of prose; symbols (Q, d_k) and acronyms (GQA, MHA) are not words."""
+    """The words of a line of prose, each part of a hyphenated compound on its own (hunspell's
+    own dictionaries and the project's word list both know parts, not every compound);
+    symbols (Q, d_k) and acronyms (GQA, MHA, README's) are not words."""
     text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
-    return [w for w in WORD.findall(text) if len(w.rstrip(".")) > 1 and not w.isupper()]
+    found = []
+    for token in WORD.findall(text):
+        parts = token.split("-")
+        for index, part in enumerate(parts):
+            if index < len(parts) - 1:
+                part = part.rstrip(".")
+            bare = re.sub(r"['’]s\.?$", "", part)
+            if len(bare.rstrip(".")) > 1 and not bare.rstrip(".").isupper():
+                found.append(part)
+    return found
 
 
 def _hunspell(dictionary: str, args: list[str], lines: list[str], personal: tuple[str, ...] = ()) -> str:
