@@ -52,11 +52,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-def test_block_output_is_complete():
-    for block, lines in EXPECTED_OUTPUT.items():
-        printed = sb.run_once(sb.compose(mod.BLOCKS[block])).result()
-        assert printed.stdout.splitlines() == lines
-
 
 def paper_thetas(d, base=10000.0):
     """Eq. 15 of arXiv 2104.09864: theta_i = base^(-2(i-1)/d), i = 1..d/2."""
