@@ -52,7 +52,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-
 def paper_thetas(d, base=10000.0):
     """Eq. 15 of arXiv 2104.09864: theta_i = base^(-2(i-1)/d), i = 1..d/2."""
     return [base ** (-2 * (i - 1) / d) for i in range(1, d // 2 + 1)]
