@@ -188,6 +188,21 @@ def test_row_permutation_matches_a_hand_written_index(num_heads, d):
     assert torch.equal(back, weight)
 
 
+def hf_permute(w, n_heads, dim1, dim2):
+    """permute() of Hugging Face's convert_llama_weights_to_hf.py, as written there
+    ("permute for sliced rotary"), applied to q_proj and k_proj."""
+    return w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2).reshape(
+        dim1, dim2)
+
+
+@pytest.mark.parametrize("n_heads,d,d_model", [(4, 8, 32), (8, 16, 64), (2, 64, 48)])
+def test_row_permutation_is_the_hugging_face_converter(n_heads, d, d_model):
+    weight = random(n_heads * d, d_model, seed=12)
+    torch.testing.assert_close(interleaved_to_half_rows(weight, n_heads),
+                               hf_permute(weight, n_heads, n_heads * d, d_model),
+                               rtol=0, atol=0)
+
+
 def projected_scores(x, w_q, w_k, h, h_kv, d, layout, b_q=None, b_k=None):
     """Scores of a GQA layer whose q/k projections are given as nn.Linear
     weights; RoPE applied in the given layout."""
