@@ -138,7 +138,8 @@ k = q + 0.3 * torch.randn(d_k, dtype=torch.float64)  # a key that matches q
 
 def rope_score(m):
     q_m = apply_rope(q[None], torch.tensor([m]), layout="half")  # (1, d_k)
-    k_n = apply_rope(k.expand(len(S), -1), m - S, layout="half")  # (2L + 1, d_k)
+    keys = k.expand(len(S), -1)  # (2L + 1, d_k): the same key, n = m - s
+    k_n = apply_rope(keys, m - S, layout="half")
     return k_n @ q_m[0]
 
 
@@ -150,7 +151,8 @@ assert same
 heads = 8
 bias = alibi_bias(heads, 1, 2 * L + 1, dtype=torch.float64)[:, 0]  # (H, S)
 alibi_scores = (q @ k / math.sqrt(d_k)) + bias.flip(-1)  # column s: distance s
-print("ALiBi slopes:", " ".join(f"{m:g}" for m in alibi_slopes(heads).tolist()))
+exponents = alibi_slopes(heads).log2().tolist()
+print("ALiBi slopes, log2:", " ".join(f"{e:g}" for e in exponents))
 
 fig, axes = plt.subplots(1, 3, figsize=(10, 2.8), sharex=True)
 axes[0].plot(S, pe_score(1500))
@@ -311,12 +313,14 @@ far = weights[:, :1024].sum(-1)  # (H,)
 print("ALiBi, weight on keys 1024 or more tokens back, heads 1 to 8:",
       " ".join(f"{x:.4f}" for x in far.tolist()))
 
-c = int((2 * math.pi / theta > L_train).nonzero()[0])  # first slow pair (index)
+# the first pair (0-based index) that turns less than once in L_train
+c = int((2 * math.pi / theta > L_train).nonzero()[0])
 fig, axes = plt.subplots(1, 2, figsize=(10, 2.8))
 near = slice(0, 257)
 axes[0].plot(s[near], plain[near], lw=1.0, label="$m$")
 axes[0].plot(s[near], interpolated[near], lw=1.0, label="$m L / L'$")
-axes[0].set_title(r"$\mathrm{head}_1:\ \tilde q_m \tilde k_n^\top,\ d_k = 128$")
+title = r"$\mathrm{head}_1:\ \tilde q_m \tilde k_n^\top,\ d_k = 128$"
+axes[0].set_title(title)
 axes[0].set_xlabel("$m - n$")
 axes[0].legend(fontsize=8)
 axes[1].plot(positions, positions * theta[c].item(), lw=1.0, label="$m$")
