@@ -226,8 +226,8 @@ plt.show()
 # contenido iguales, el peso que cada cabeza da a las claves situadas más de 1023 tokens atrás, para
 # una consulta en el token 2048, muestra lo poco que miran tan lejos casi todas las cabezas. Press et
 # al. entrenaron con 1024 tokens un modelo de 1300 millones de parámetros que alcanzó, con 2048
-# tokens, la perplejidad de un modelo sinusoidal entrenado con 2048, y se entrenó un 11 % más rápido
-# con un 11 % menos de memoria; con una evaluación de ventana deslizante, su perplejidad se queda
+# tokens, la perplejidad de un modelo sinusoidal entrenado con 2048, y se entrenó un 11 % más rápido
+# con un 11 % menos de memoria; con una evaluación de ventana deslizante, su perplejidad se queda
 # plana al crecer la entrada: su mérito está en no empeorar, no en aprovechar el contexto extra.
 
 # %% [markdown] lang="da"
