@@ -37,6 +37,7 @@ def words(text: str) -> list[str]:
     acronyms (GQA, MHA, README's) are not words."""
     text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
     text = re.sub(r"(?<=\s)-(?:th|st|nd|rd)\b", " ", text)  # the ordinal of a formula: "$i$-th"
+    text = re.sub(r"\b(\d+)(?:th|st|nd|rd)\b", r"\1", text)  # and of a number: "513th"
     found = []
     for token in WORD.findall(text):
         token = re.sub(r"['’]s(?=\.?$)", "", token)  # a possessive: "Longformer's" is "Longformer"
