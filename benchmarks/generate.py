@@ -102,7 +102,7 @@ def filler(lang: str, i: int, n: int, sentences: int) -> str:
 
 def _prune_real_content(project: Path) -> None:
     """Remove the real entries so that only generated ones remain (the non-entry pages stay)."""
-    for path in (project / "termbase" / "terms").glob("*.yml"):
+    for path in (project / "termbase" / "data" / "terms").glob("*.yml"):
         path.unlink()
     for path in (project / "docs" / "glossary").glob("*.md"):
         if not path.name.startswith("index."):
@@ -198,8 +198,8 @@ def scale_project(dest: Path, n: int) -> dict:
     notebooks = ROOT / ".termbase-cache" / "notebooks"
     if notebooks.is_dir() and not (dest / ".termbase-cache" / "notebooks").is_dir():
         shutil.copytree(notebooks, dest / ".termbase-cache" / "notebooks")
-    templates = dest / "termbase" / "templates"
-    ui = yaml.safe_load((dest / "termbase" / "ui.yml").read_text(encoding="utf-8"))
+    templates = dest / "termbase" / "data" / "templates"
+    ui = yaml.safe_load((dest / "termbase" / "data" / "ui.yml").read_text(encoding="utf-8"))
     entry_tpl = (templates / "entry.md").read_text(encoding="utf-8")
     record_tpl = (templates / "record.yml").read_text(encoding="utf-8")
     snippet_tpl = (templates / "snippet.py").read_text(encoding="utf-8")
@@ -211,7 +211,7 @@ def scale_project(dest: Path, n: int) -> dict:
                   "title": slug.replace("-", " ").capitalize(),
                   "categories": " | ".join(ui["categories"]), "levels": " | ".join(ui["levels"])}
         record = _record(record_tpl, values, ui, i, n, module)
-        (dest / "termbase" / "terms" / f"{slug}.yml").write_text(
+        (dest / "termbase" / "data" / "terms" / f"{slug}.yml").write_text(
             yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=1000), encoding="utf-8")
         snippet = snippet_tpl.format(**values)
         snippet = re.sub(r"TODO\(termbase\):? ?", "", snippet)
@@ -277,7 +277,7 @@ def plain_projects(project: Path, dest: Path) -> dict[str, Path]:
     and no plugins and no hooks. Each is built by plain MkDocs and by Zensical (which reads
     mkdocs.yml)."""
     config = yaml.load((project / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_AnyTagLoader)
-    ui = yaml.safe_load((project / "termbase" / "ui.yml").read_text(encoding="utf-8"))
+    ui = yaml.safe_load((project / "termbase" / "data" / "ui.yml").read_text(encoding="utf-8"))
     out = {}
     for lang in LANGS:
         root = dest / lang

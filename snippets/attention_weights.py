@@ -1,4 +1,5 @@
-"""Attention weights: the softmax matrix itself, per head or averaged like need_weights=True."""
+"""Attention weights: the softmax matrix itself, per head or averaged like
+need_weights=True."""
 
 from snippets.multi_head_attention import MultiHeadAttention
 from snippets.torch_mha_weights import load_into_torch  # used by the demo
@@ -20,27 +21,32 @@ import torch
 from torch import nn
 
 
-def attention_weights(q, k, attend=None):
+def attention_weights(q, k, *, attend=None):
     """softmax(q k^T / sqrt(d_k)): (..., L, d_k), (..., S, d_k) -> (..., L, S).
 
     Row i says how much query i takes from each key; each row sums to 1.
     attend: optional boolean mask, True = may attend.
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if attend is not None and attend.dtype != torch.bool:
+        raise ValueError("attend must be a boolean mask (True = may attend)")
+    # Scale q first: in float16, q @ k^T overflows once |q.k| > 65504.
+    scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)
     if attend is not None:
         scores = scores.masked_fill(~attend, torch.finfo(scores.dtype).min)
     return torch.softmax(scores, dim=-1)
 
 
-def multi_head_attention_weights(mha, query, key, attend=None, average=True):
-    """The weights a MultiHeadAttention uses: (B, h, L, S), or (B, L, S) averaged over heads.
+def multi_head_attention_weights(mha, query, key, *, attend=None,
+                                 average=True):
+    """The weights a MultiHeadAttention uses: (B, h, L, S), or (B, L, S)
+    averaged over heads.
 
-    average=True matches nn.MultiheadAttention(need_weights=True) (the default);
-    average=False matches average_attn_weights=False.
+    average=True matches nn.MultiheadAttention(need_weights=True) (the
+    default); average=False matches average_attn_weights=False.
     """
     q = mha.split_heads(mha.w_q(query))  # (B, h, L, d_k)
     k = mha.split_heads(mha.w_k(key))  # (B, h, S, d_k)
-    weights = attention_weights(q, k, attend)  # (B, h, L, S)
+    weights = attention_weights(q, k, attend=attend)  # (B, h, L, S)
     return weights.mean(dim=1) if average else weights
 # --8<-- [end:code]
 
@@ -50,11 +56,13 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     d_model, num_heads = 16, 4
     ours = MultiHeadAttention(d_model, num_heads)
-    ref = load_into_torch(ours, nn.MultiheadAttention(d_model, num_heads, batch_first=True)).eval()
+    theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+    ref = load_into_torch(ours, theirs).eval()
     x = torch.randn(2, 5, d_model)  # (batch, tokens, d_model)
 
-    per_head = multi_head_attention_weights(ours, x, x, average=False)  # (2, 4, 5, 5)
-    averaged = multi_head_attention_weights(ours, x, x)  # (2, 5, 5)
+    # (2, 4, 5, 5) and (2, 5, 5)
+    per_head = multi_head_attention_weights(ours, x, x, average=False)
+    averaged = multi_head_attention_weights(ours, x, x)
     _, ref_per_head = ref(x, x, x, average_attn_weights=False)
     _, ref_averaged = ref(x, x, x)  # need_weights=True is the default
     print("per-head weights shape:", tuple(per_head.shape))
@@ -63,6 +71,8 @@ if __name__ == "__main__":
     same_averaged = torch.allclose(averaged, ref_averaged, atol=1e-6)
     print("per-head match nn.MultiheadAttention:", same_per_head)
     print("averaged match nn.MultiheadAttention:", same_averaged)
-    print("rows sum to 1:", torch.allclose(per_head.sum(dim=-1), torch.ones(2, 4, 5)))
-    print("weights of query 0, head 0:", [round(w, 3) for w in per_head[0, 0, 0].tolist()])
+    sums = per_head.sum(dim=-1)
+    print("rows sum to 1:", torch.allclose(sums, torch.ones(2, 4, 5)))
+    row = " ".join(f"{w:.3f}" for w in per_head[0, 0, 0].tolist())
+    print("weights of query 0, head 0:", row)
 # --8<-- [end:demo]

@@ -1,4 +1,5 @@
-"""Multi-head attention with one fused Q/K/V projection, checked against nn.MultiheadAttention."""
+"""Multi-head attention with one fused Q/K/V projection, checked against
+nn.MultiheadAttention."""
 
 from snippets.scaled_dot_product_attention import scaled_dot_product_attention
 
@@ -16,23 +17,35 @@ from torch import nn
 
 
 class MultiHeadAttention(nn.Module):
-    """Concat(head_1, ..., head_h) W^O with head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+    """Concat(head_1, ..., head_h) W^O,
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
 
-    query: (B, L, d_model), key: (B, S, kdim), value: (B, S, vdim) -> (B, L, d_model)
-    attend: optional mask broadcastable to (B, h, L, S), True = may attend (SDPA convention).
+    query: (B, L, d_model), key: (B, S, kdim), value: (B, S, vdim)
+    -> (B, L, d_model)
+    attend: optional mask broadcastable to (B, h, L, S), keyword-only,
+    True = may attend (SDPA convention), or a float mask added to the
+    scores. The scores come from scaled_dot_product_attention, which
+    scales q first (no float16 overflow of q @ k^T).
     """
 
     def __init__(self, d_model, num_heads, kdim=None, vdim=None):
         super().__init__()
-        assert d_model % num_heads == 0, "d_model must be divisible by num_heads"
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"d_model ({d_model}) must be divisible by num_heads "
+                f"({num_heads})"
+            )
         self.h = num_heads
         self.d_k = d_model // num_heads
-        # One Linear per role holds all h heads: its rows are the per-head W_i stacked.
+        # One Linear per role holds all h heads. Its weight is W^T: rows
+        # i*d_k .. (i+1)*d_k - 1 are head i's (W_i)^T.
         self.w_q = nn.Linear(d_model, d_model)
-        # Keys and values may come from a sequence of another width (cross-attention).
+        # Keys and values may come from a sequence of another width
+        # (cross-attention).
         self.w_k = nn.Linear(kdim or d_model, d_model)
         self.w_v = nn.Linear(vdim or d_model, d_model)
-        # Output projection W^O: mixes what the h heads found into one d_model vector.
+        # Output projection W^O: mixes what the h heads found into one
+        # d_model vector.
         self.w_o = nn.Linear(d_model, d_model)
 
     def split_heads(self, x):
@@ -42,15 +55,17 @@ class MultiHeadAttention(nn.Module):
 
     def merge_heads(self, heads):
         b, _, t, _ = heads.shape  # (B, h, T, d_k)
-        # Concatenate the heads: (B, h, T, d_k) -> (B, T, h * d_k); reshape copies
-        # because the transposed tensor is not contiguous (.view would raise).
+        # Concatenate the heads: (B, h, T, d_k) -> (B, T, h * d_k); reshape
+        # copies because the transposed tensor is not contiguous (.view
+        # would raise).
         return heads.transpose(1, 2).reshape(b, t, self.h * self.d_k)
 
-    def forward(self, query, key, value, attend=None):
+    def forward(self, query, key, value, *, attend=None):
         q = self.split_heads(self.w_q(query))  # (B, h, L, d_k)
         k = self.split_heads(self.w_k(key))  # (B, h, S, d_k)
         v = self.split_heads(self.w_v(value))  # (B, h, S, d_k)
-        heads = scaled_dot_product_attention(q, k, v, attend)  # (B, h, L, d_k)
+        # (B, h, L, d_k)
+        heads = scaled_dot_product_attention(q, k, v, attend=attend)
         return self.w_o(self.merge_heads(heads))  # (B, L, d_model)
 # --8<-- [end:code]
 
@@ -62,10 +77,13 @@ if __name__ == "__main__":
     ours = MultiHeadAttention(d_model, num_heads)
     ref = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
 
-    # Copy our weights into PyTorch's packed layout: rows of in_proj are [W_q; W_k; W_v].
+    # Copy our weights into PyTorch's packed layout: the rows of in_proj are
+    # [W_q^T; W_k^T; W_v^T], our three Linear weights stacked.
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
+        w = [ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]
+        b = [ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]
+        ref.in_proj_weight.copy_(torch.cat(w))
+        ref.in_proj_bias.copy_(torch.cat(b))
         ref.out_proj.weight.copy_(ours.w_o.weight)
         ref.out_proj.bias.copy_(ours.w_o.bias)
 
@@ -73,5 +91,6 @@ if __name__ == "__main__":
     out = ours(x, x, x)
     expected, _ = ref(x, x, x, need_weights=False)
     print("output shape:", tuple(out.shape))  # (2, 5, 16)
-    print("matches nn.MultiheadAttention:", torch.allclose(out, expected, atol=1e-6))
+    same = torch.allclose(out, expected, atol=1e-6)
+    print("matches nn.MultiheadAttention:", same)
 # --8<-- [end:demo]

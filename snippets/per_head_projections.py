@@ -1,4 +1,5 @@
-"""One projection or one per head? h per-head Linear layers equal one fused Linear."""
+"""One projection or one per head? h per-head Linear layers equal one fused
+Linear."""
 
 from snippets.multi_head_attention import MultiHeadAttention
 from snippets.scaled_dot_product_attention import scaled_dot_product_attention
@@ -19,27 +20,40 @@ from torch import nn
 
 
 class PerHeadAttention(nn.Module):
-    """Multi-head attention as the paper writes it: each head has its own W_i^Q, W_i^K, W_i^V.
+    """Multi-head attention as the paper writes it: each head has its own
+    W_i^Q, W_i^K, W_i^V.
 
     query: (B, L, d_model), key/value: (B, S, d_model) -> (B, L, d_model)
-    attend: optional mask broadcastable to (B, L, S), True = may attend.
+    attend: optional mask broadcastable to (B, L, S), keyword-only,
+    True = may attend.
     """
 
     def __init__(self, d_model, num_heads):
         super().__init__()
-        assert d_model % num_heads == 0, "d_model must be divisible by num_heads"
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"d_model ({d_model}) must be divisible by num_heads "
+                f"({num_heads})"
+            )
         d_k = d_model // num_heads
-        self.q_heads = nn.ModuleList(nn.Linear(d_model, d_k) for _ in range(num_heads))
-        self.k_heads = nn.ModuleList(nn.Linear(d_model, d_k) for _ in range(num_heads))
-        self.v_heads = nn.ModuleList(nn.Linear(d_model, d_k) for _ in range(num_heads))
+
+        def heads():  # h Linear(d_model, d_k), one per head
+            return nn.ModuleList(
+                nn.Linear(d_model, d_k) for _ in range(num_heads)
+            )
+
+        self.q_heads, self.k_heads, self.v_heads = heads(), heads(), heads()
         self.w_o = nn.Linear(d_model, d_model)
 
-    def forward(self, query, key, value, attend=None):
-        heads = [
-            scaled_dot_product_attention(w_q(query), w_k(key), w_v(value), attend)  # (B, L, d_k)
+    def forward(self, query, key, value, *, attend=None):
+        heads = [  # h tensors of (B, L, d_k)
+            scaled_dot_product_attention(
+                w_q(query), w_k(key), w_v(value), attend=attend
+            )
             for w_q, w_k, w_v in zip(self.q_heads, self.k_heads, self.v_heads)
         ]
-        return self.w_o(torch.cat(heads, dim=-1))  # concat: (B, L, h * d_k) -> (B, L, d_model)
+        # concat: (B, L, h * d_k) -> (B, L, d_model)
+        return self.w_o(torch.cat(heads, dim=-1))
 # --8<-- [end:code]
 
 
@@ -55,12 +69,15 @@ def _roles(fused, per_head):
 
 @torch.no_grad()
 def fused_to_per_head(fused, per_head):
-    """Split each fused (d_model, d_model) weight by rows: head i owns rows i*d_k:(i+1)*d_k.
+    """Split each fused Linear weight (d_model, d_model) by rows: head i
+    owns rows i*d_k:(i+1)*d_k, its (W_i)^T.
 
-    This is exactly what .view(B, T, h, d_k) does to the fused projection's output.
+    This is exactly what .view(B, T, h, d_k) does to the fused projection's
+    output.
     """
     for linear, heads in _roles(fused, per_head):
-        weights, biases = linear.weight.chunk(len(heads)), linear.bias.chunk(len(heads))
+        weights = linear.weight.chunk(len(heads))
+        biases = linear.bias.chunk(len(heads))
         for head, w, b in zip(heads, weights, biases):
             head.weight.copy_(w)
             head.bias.copy_(b)
@@ -70,10 +87,11 @@ def fused_to_per_head(fused, per_head):
 
 @torch.no_grad()
 def per_head_to_fused(per_head, fused):
-    """Stack the per-head weights (and biases) by rows into one fused Linear per role."""
+    """Stack the per-head Linear weights (each (W_i)^T, (d_k, d_model)) and
+    biases by rows into one fused Linear per role."""
     for linear, heads in _roles(fused, per_head):
-        linear.weight.copy_(torch.cat([head.weight for head in heads], dim=0))
-        linear.bias.copy_(torch.cat([head.bias for head in heads], dim=0))
+        linear.weight.copy_(torch.cat([head.weight for head in heads]))
+        linear.bias.copy_(torch.cat([head.bias for head in heads]))
     fused.w_o.load_state_dict(per_head.w_o.state_dict())
     return fused
 # --8<-- [end:convert]
@@ -87,16 +105,16 @@ if __name__ == "__main__":
 
     fused = MultiHeadAttention(d_model, num_heads)
     per_head = fused_to_per_head(fused, PerHeadAttention(d_model, num_heads))
-    diff = (fused(x, x, x) - per_head(x, x, x)).abs().max().item()
-    print("fused -> per-head, max abs difference:", f"{diff:.1e}")
-    print("same output:", diff < 1e-6)
+    same = torch.allclose(fused(x, x, x), per_head(x, x, x), atol=1e-6)
+    print("fused -> per-head, same output:", same)
 
-    per_head = PerHeadAttention(d_model, num_heads)  # fresh weights, this time the other way
+    # Fresh weights, this time the other way.
+    per_head = PerHeadAttention(d_model, num_heads)
     fused = per_head_to_fused(per_head, MultiHeadAttention(d_model, num_heads))
-    diff = (fused(x, x, x) - per_head(x, x, x)).abs().max().item()
-    print("per-head -> fused, max abs difference:", f"{diff:.1e}")
-    print("same output:", diff < 1e-6)
+    same = torch.allclose(fused(x, x, x), per_head(x, x, x), atol=1e-6)
+    print("per-head -> fused, same output:", same)
     n_fused = sum(p.numel() for p in fused.parameters())
     n_per_head = sum(p.numel() for p in per_head.parameters())
-    print("parameters, fused vs per-head:", n_fused, n_per_head)  # the same weights, regrouped
+    # the same weights, regrouped
+    print("parameters, fused vs per-head:", n_fused, n_per_head)
 # --8<-- [end:demo]

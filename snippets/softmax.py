@@ -1,4 +1,5 @@
-"""Softmax as attention uses it: over the keys, numerically stable, each row sums to 1."""
+"""Softmax as attention uses it: over the keys, numerically stable, each row
+sums to 1."""
 
 BLOCKS = {
     "demo": [
@@ -12,10 +13,12 @@ import torch
 
 
 def softmax(scores, dim=-1):
-    """exp(s_j) / sum_j exp(s_j) along dim (the keys, for attention scores (..., L, S)).
+    """exp(s_j) / sum_j exp(s_j) along dim (the keys, for attention scores
+    (..., L, S)).
 
-    Subtracting the row maximum first changes nothing mathematically (the factor exp(-max)
-    cancels) but keeps exp() from overflowing: the largest exponent becomes exp(0) = 1.
+    Subtracting the row maximum first changes nothing mathematically (the
+    factor exp(-max) cancels) but keeps exp() from overflowing: the largest
+    exponent becomes exp(0) = 1.
     """
     shifted = scores - scores.amax(dim=dim, keepdim=True)
     e = shifted.exp()
@@ -25,11 +28,16 @@ def softmax(scores, dim=-1):
 
 # --8<-- [start:demo]
 if __name__ == "__main__":
-    scores = torch.tensor([[1.0, 2.0, 3.0], [1000.0, 1001.0, 1002.0]])  # (L=2 queries, S=3 keys)
-    naive = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)  # exp(1000) = inf
+    # (L=2 queries, S=3 keys)
+    scores = torch.tensor([[1.0, 2.0, 3.0], [1000.0, 1001.0, 1002.0]])
+    # exp(1000) = inf in float32
+    naive = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)
     weights = softmax(scores)
     print("naive second row:", naive[1].tolist())  # inf / inf = nan
-    print("stable weights:", [[round(w, 4) for w in row] for row in weights.tolist()])
-    print("rows sum to 1:", torch.allclose(weights.sum(dim=-1), torch.ones(2)))
-    print("matches torch.softmax:", torch.allclose(weights, torch.softmax(scores, dim=-1)))
+    for row in weights.tolist():  # the same weights for both rows
+        print("stable weights:", " ".join(f"{w:.4f}" for w in row))
+    ones = torch.ones(2)
+    print("rows sum to 1:", torch.allclose(weights.sum(dim=-1), ones))
+    same = torch.allclose(weights, torch.softmax(scores, dim=-1))
+    print("matches torch.softmax:", same)
 # --8<-- [end:demo]

@@ -1,4 +1,5 @@
-"""Move weights between torch.nn.MultiheadAttention and the site's MultiHeadAttention."""
+"""Move weights between torch.nn.MultiheadAttention and the site's
+MultiHeadAttention."""
 
 from snippets.multi_head_attention import MultiHeadAttention
 
@@ -17,28 +18,38 @@ from torch import nn
 
 
 def _check_supported(theirs):
-    # These options add parameters or key positions that MultiHeadAttention does not model.
-    assert theirs.in_proj_bias is not None, "nn.MultiheadAttention(bias=False) is not supported"
-    assert theirs.bias_k is None, "add_bias_kv is not supported"
-    assert not theirs.add_zero_attn, "add_zero_attn is not supported"
+    # These options add parameters or key positions that MultiHeadAttention
+    # does not model.
+    if theirs.in_proj_bias is None:
+        raise ValueError("nn.MultiheadAttention(bias=False) is not supported")
+    if theirs.bias_k is not None:
+        raise ValueError("add_bias_kv=True is not supported")
+    if theirs.add_zero_attn:
+        raise ValueError("add_zero_attn=True is not supported")
 
 
 def _torch_projection_weights(theirs):
-    """(W_q, W_k, W_v) of an nn.MultiheadAttention, whatever its storage."""
+    """(W_q^T, W_k^T, W_v^T) of an nn.MultiheadAttention, as Linear weights,
+    whatever its storage."""
     if theirs.in_proj_weight is not None:
-        # kdim == vdim == embed_dim: one packed (3E, E) weight, rows in q, k, v order.
+        # kdim == vdim == embed_dim: one packed (3E, E) weight, rows in
+        # q, k, v order.
         return theirs.in_proj_weight.chunk(3, dim=0)
-    # kdim or vdim differ: three weights of shapes (E, E), (E, kdim), (E, vdim).
+    # kdim or vdim differ: three weights of shapes (E, E), (E, kdim),
+    # (E, vdim).
     return theirs.q_proj_weight, theirs.k_proj_weight, theirs.v_proj_weight
 
 
 @torch.no_grad()
 def load_from_torch(ours, theirs):
-    """Copy an nn.MultiheadAttention's parameters into our MultiHeadAttention."""
+    """Copy an nn.MultiheadAttention's parameters into our
+    MultiHeadAttention."""
     _check_supported(theirs)
     weights = _torch_projection_weights(theirs)
-    biases = theirs.in_proj_bias.chunk(3)  # the bias stays packed (3E) in both layouts
-    for linear, w, b in zip((ours.w_q, ours.w_k, ours.w_v), weights, biases):
+    # the bias stays packed (3E) in both layouts
+    biases = theirs.in_proj_bias.chunk(3)
+    linears = (ours.w_q, ours.w_k, ours.w_v)
+    for linear, w, b in zip(linears, weights, biases):
         linear.weight.copy_(w)
         linear.bias.copy_(b)
     ours.w_o.weight.copy_(theirs.out_proj.weight)
@@ -48,11 +59,15 @@ def load_from_torch(ours, theirs):
 
 @torch.no_grad()
 def load_into_torch(ours, theirs):
-    """Copy our MultiHeadAttention's parameters into an nn.MultiheadAttention."""
+    """Copy our MultiHeadAttention's parameters into an
+    nn.MultiheadAttention."""
     _check_supported(theirs)
-    for target, linear in zip(_torch_projection_weights(theirs), (ours.w_q, ours.w_k, ours.w_v)):
-        target.copy_(linear.weight)  # chunks of in_proj_weight are views: this writes through
-    theirs.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
+    linears = (ours.w_q, ours.w_k, ours.w_v)
+    for target, linear in zip(_torch_projection_weights(theirs), linears):
+        # chunks of in_proj_weight are views: this writes through
+        target.copy_(linear.weight)
+    biases = [linear.bias for linear in linears]
+    theirs.in_proj_bias.copy_(torch.cat(biases))
     theirs.out_proj.weight.copy_(ours.w_o.weight)
     theirs.out_proj.bias.copy_(ours.w_o.bias)
     return theirs
@@ -73,16 +88,18 @@ if __name__ == "__main__":
     same = torch.allclose(ours(query, query, query), expected, atol=1e-6)
     print("packed in_proj -> ours, matches:", same)
 
-    # kdim/vdim differ: q_proj_weight, k_proj_weight, v_proj_weight; bias still packed.
+    # kdim/vdim differ: q_proj_weight, k_proj_weight, v_proj_weight; the
+    # bias is still packed.
     theirs = nn.MultiheadAttention(E, H, kdim=12, vdim=12, batch_first=True)
     ours = load_from_torch(MultiHeadAttention(E, H, kdim=12, vdim=12), theirs)
     expected, _ = theirs(query, memory, memory, need_weights=False)
     same = torch.allclose(ours(query, memory, memory), expected, atol=1e-6)
     print("separate q/k/v -> ours, matches:", same)
 
-    # And back: fresh random weights of ours into a fresh nn.MultiheadAttention.
+    # And back: fresh random weights of ours into a fresh MultiheadAttention.
     ours = MultiHeadAttention(E, H, kdim=12, vdim=12)
-    theirs = load_into_torch(ours, nn.MultiheadAttention(E, H, kdim=12, vdim=12, batch_first=True))
+    fresh = nn.MultiheadAttention(E, H, kdim=12, vdim=12, batch_first=True)
+    theirs = load_into_torch(ours, fresh)
     expected, _ = theirs(query, memory, memory, need_weights=False)
     same = torch.allclose(ours(query, memory, memory), expected, atol=1e-6)
     print("ours -> nn.MultiheadAttention, matches:", same)

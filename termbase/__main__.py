@@ -77,6 +77,15 @@ def cmd_figures(args) -> int:
     return 0
 
 
+def cmd_notebooks(args) -> int:
+    from termbase.cli import colab
+
+    project = _project()
+    for path in colab.write_all(project, args.out):
+        print("wrote", project.shown(path))
+    return 0
+
+
 def cmd_test(args) -> int:
     from termbase.cli import entry_test
 
@@ -110,6 +119,9 @@ def main(argv=None) -> int:
     figures = sub.add_parser("figures", help="redraw every SVG in docs/assets/figures from its code")
     figures.add_argument("--out", help="folder to write into (default: docs/assets/figures)")
     figures.set_defaults(run=cmd_figures)
+    notebooks = sub.add_parser("notebooks", help="write notebooks/<lang>/*.ipynb (no outputs), which Colab opens")
+    notebooks.add_argument("--out", help="folder to write into (default: notebooks/)")
+    notebooks.set_defaults(run=cmd_notebooks)
     test = sub.add_parser("test", help="one entry: its snippet tests, and its blocks as every language's page shows them")
     test.add_argument("slug", help="the entry, e.g. causal-mask")
     test.set_defaults(run=cmd_test)

@@ -9,7 +9,8 @@ from tests.site.sitetools import PROJECT, ROOT, mkdocs_build
 def built_site(tmp_path_factory):
     """The whole site, built once per test session exactly as `mkdocs build --strict` builds it."""
     site = tmp_path_factory.mktemp("site")
-    result = mkdocs_build(ROOT, site)
+    # The hosted repository's address, as the deploy workflow passes it (README: Deployment).
+    result = mkdocs_build(ROOT, site, REPO_URL="https://github.com/attention-glossary/attention-glossary")
     assert result.returncode == 0, result.stdout + result.stderr
     return site, result
 

@@ -1,32 +1,47 @@
 """snippets/common_mistakes.py: every WRONG block shows its symptom, every FIXED block the fix."""
 
-import pytest
-import torch
 
 import snippets.common_mistakes as mod
 from tests import snippet_blocks as sb
 
-BLOCK_RUNS = sb.start_blocks(mod.BLOCKS)
 EXPECTED_OUTPUT = {
     "missing_import_wrong": ["NameError: name 'torch' is not defined"],
     "missing_import_fixed": ["shape: (2, 3)"],
     "half_mask_wrong": ["RuntimeError: value cannot be converted to type c10::Half without overflow"],
     "half_mask_fixed": [
-        f"torch.{name} finite: True weight on padding: 0.0 rows sum to 1: True"
-        for name in ("float16", "bfloat16", "float32")
+        "torch.float16 finite: True weight on padding: 0.0 rows sum to 1: True",
+        "torch.bfloat16 finite: True weight on padding: 0.0 rows sum to 1: True",
+        "torch.float32 finite: True weight on padding: 0.0 rows sum to 1: True",
     ],
-    "mask_convention_wrong": ["matches attention without the padded key: False", "max abs error:"],
+    "mask_convention_wrong": ["matches attention without the padded key: False", "max abs error: 2.528"],
     "mask_convention_fixed": ["matches attention without the padded key: True"],
+    "batch_first_wrong": ["output shape: (2, 5, 16)", "sentence 0 unaffected by sentence 1: False"],
+    "batch_first_fixed": ["output shape: (2, 5, 16)", "sentence 0 unaffected by sentence 1: True"],
+    "mha_mask_shape_wrong": [
+        "RuntimeError: The shape of the 3D attn_mask is torch.Size([2, 4, 4]), but should be (8, 4, 4).",
+        "matches each sequence with its own mask: False",
+    ],
+    "mha_mask_shape_fixed": [
+        "matches each sequence with its own mask: True",
+        "(L, S) mask + key_padding_mask, same result: True",
+    ],
     "view_transpose_wrong": [
-        "RuntimeError: view size is not compatible",
         "shape looks right: (2, 4, 5, 3)",
         "head 0 holds head 0's features: False",
+        "RuntimeError: view size is not compatible with input tensor's size and stride "
+        "(at least one dimension spans across two contiguous subspaces)",
     ],
     "view_transpose_fixed": ["head 0 holds head 0's features: True", "merged heads line up with the input: True"],
-    "softmax_dim_wrong": ["matches F.scaled_dot_product_attention: False"],
-    "softmax_dim_fixed": ["row sums: [1.0, 1.0, 1.0, 1.0]", "matches F.scaled_dot_product_attention: True"],
-    "missing_scale_wrong": ["matches F.scaled_dot_product_attention: False"],
-    "missing_scale_fixed": ["matches F.scaled_dot_product_attention: True"],
+    "softmax_dim_wrong": ["row sums: 1.069 0.907 1.126 0.898", "matches F.scaled_dot_product_attention: False"],
+    "softmax_dim_fixed": ["row sums: 1.000 1.000 1.000 1.000", "matches F.scaled_dot_product_attention: True"],
+    "missing_scale_wrong": [
+        "largest weight per query: 1.000 0.929 0.998 0.840",
+        "matches F.scaled_dot_product_attention: False",
+    ],
+    "missing_scale_fixed": [
+        "largest weight per query: 0.578 0.397 0.539 0.378",
+        "matches F.scaled_dot_product_attention: True",
+    ],
     "eval_dropout_wrong": [
         "eval mode, two calls give the same output: False",
         "equals attention without dropout: False",
@@ -41,35 +56,28 @@ EXPECTED_OUTPUT = {
         "NaN in output: False",
         "matches F.scaled_dot_product_attention: True",
     ],
+    "mha_fully_padded_wrong": [
+        "need_weights=True, NaN in sequence 1: True",
+        "loss: nan",
+        "fast path, NaN in sequence 1: True",
+    ],
+    "mha_fully_padded_fixed": [
+        "NaN anywhere: False",
+        "empty sequence gives zeros: True",
+        "sequence 0 unchanged: True",
+        "fast path, NaN anywhere: False",
+    ],
 }
 
 
-def test_layout():
-    sb.check_module_layout(mod)
-    assert set(EXPECTED_OUTPUT) == set(mod.BLOCKS)
-    sections = sb.module_sections("common_mistakes")
-    assert set(sections) == {f"{m}_{kind}" for m in mod.MISTAKES for kind in ("wrong", "fixed")}
+
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
 
 
-def test_every_wrong_block_differs_from_its_fix():
+def test_every_wrong_block_prints_other_than_its_fix():
     for mistake in mod.MISTAKES:
-        assert BLOCK_RUNS[f"{mistake}_wrong"].result().stdout != BLOCK_RUNS[f"{mistake}_fixed"].result().stdout
+        assert EXPECTED_OUTPUT[f"{mistake}_wrong"] != EXPECTED_OUTPUT[f"{mistake}_fixed"], mistake
 
 
-@pytest.mark.parametrize("block", sorted(mod.BLOCKS))
-def test_block_runs_from_empty_dir(block):
-    sb.check_block_run(BLOCK_RUNS[block], EXPECTED_OUTPUT[block])
-    assert "Traceback" not in BLOCK_RUNS[block].result().stdout
-
-
-# The facts the FAQ states, checked in-process as well as through the blocks.
-def test_facts_behind_the_faq():
-    with pytest.raises(RuntimeError, match="c10::Half without overflow"):
-        torch.zeros(2, dtype=torch.float16).masked_fill(torch.tensor([True, False]), -1e9)
-    assert torch.tensor(-1e9).to(torch.bfloat16).isfinite()  # bfloat16: no error, just imprecise
-    with pytest.raises(RuntimeError):
-        torch.randn(2, 3, 4).transpose(1, 2).view(2, 12)
-    q = torch.randn(1, 3, 4)
-    dropped = torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
-    assert not torch.allclose(dropped, torch.nn.functional.scaled_dot_product_attention(q, q, q))
-    assert torch.softmax(torch.full((3,), float("-inf")), dim=0).isnan().all()
+# The PyTorch behaviour the FAQ states is asserted in tests/claims/, one test per claim id
+# cited on the page ({{ claim:<id> }}).

@@ -1,5 +1,6 @@
 """snippets/cross_attention_cache.py: cached encoder keys/values equal recomputing them."""
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,7 +38,7 @@ def test_property_cached_equals_recomputed(batch, source, heads, memory_dim, ste
     memory = torch.randn(batch, source, memory_dim, dtype=torch.float64)
     lengths = torch.randint(1, source + 1, (batch,))
     padding = torch.arange(source)[None, :] >= lengths[:, None]
-    cache = CrossAttentionCache(attn, memory, padding)
+    cache = CrossAttentionCache(attn, memory, memory_padding=padding)
     x = torch.randn(batch, 1, d_model, dtype=torch.float64)
     for _ in range(steps):
         cached = cache(x)
@@ -63,3 +64,32 @@ def test_gradcheck_float64():
     memory = torch.randn(1, 3, 3, dtype=torch.float64, requires_grad=True)
     x = torch.randn(1, 1, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x, m: CrossAttentionCache(attn, m)(x), (x, memory))
+
+
+def test_memory_padding_is_keyword_only():
+    attn = CrossAttention(4, 2)
+    memory = torch.randn(1, 3, 4)
+    padding = torch.tensor([[False, False, True]])
+    with pytest.raises(TypeError):
+        CrossAttentionCache(attn, memory, padding)
+    cache = CrossAttentionCache(attn, memory, memory_padding=padding)
+    x = torch.randn(1, 1, 4)
+    sb.assert_close(cache(x), attn(x, memory, memory, key_padding_mask=padding))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_large_half_scores_match_recomputing(dtype):
+    # W_q = W_k = 40 I, +-1 vectors: q.k = 40 * 40 * 64 = 102400 > 65504 for the matching source
+    # token, 12800 once scaled. The old q @ k^T would be inf in float16.
+    gen = torch.Generator().manual_seed(7)
+    attn = CrossAttention(128, 2)
+    with torch.no_grad():
+        for linear in (attn.w_q, attn.w_k):
+            linear.weight.copy_(40 * torch.eye(128))
+            linear.bias.zero_()
+    memory = (torch.randint(0, 2, (2, 5, 128), generator=gen) * 2 - 1).float()
+    reference = CrossAttentionCache(attn, memory)(memory[:, 2:3])  # float32: no overflow
+    attn = attn.to(dtype)
+    cached = CrossAttentionCache(attn, memory.to(dtype))(memory[:, 2:3].to(dtype))
+    assert cached.isfinite().all()
+    sb.assert_close(cached.float(), reference, dtype=dtype)

@@ -1,5 +1,6 @@
 """snippets/efficient_multi_head_attention.py against torch.nn.MultiheadAttention."""
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,3 +61,14 @@ def test_gradcheck():
     ours, _ = pair(6, 2, torch.float64)
     x = torch.randn(2, 3, 6, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: ours(t, is_causal=True), (x,))
+
+
+def test_mask_and_is_causal_together_are_refused():
+    ours, _ = pair(8, 2)
+    x = torch.randn(1, 3, 8)
+    with pytest.raises(ValueError, match="not both"):
+        ours(x, attend=torch.ones(3, 3, dtype=torch.bool), is_causal=True)
+    with pytest.raises(TypeError):  # keyword-only
+        ours(x, None, True)
+    with pytest.raises(ValueError, match="divisible"):
+        EfficientSelfAttention(10, 3)

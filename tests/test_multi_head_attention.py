@@ -1,5 +1,7 @@
 """snippets/multi_head_attention.py against torch.nn.MultiheadAttention."""
 
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -46,7 +48,7 @@ def test_matches_torch_with_key_padding(batch_first, dims):
     expected, _ = theirs(*args, key_padding_mask=padding, need_weights=False)
     if not batch_first:
         expected = expected.transpose(0, 1)  # (L, N, E) -> (N, L, E)
-    sb.assert_close(ours(query, key, value, ~padding[:, None, None, :]), expected)
+    sb.assert_close(ours(query, key, value, attend=~padding[:, None, None, :]), expected)
 
 
 @pytest.mark.parametrize("mask_kind", ["bool-2d", "bool-3d", "float-2d", "float-with-padding"])
@@ -75,7 +77,7 @@ def test_matches_torch_attn_mask(mask_kind):
             kwargs["key_padding_mask"] = float_padding  # float too: mixing kinds is deprecated
             attend = bias + float_padding[:, None, None, :]
     expected, _ = theirs(query, memory, memory, **kwargs)
-    sb.assert_close(ours(query, memory, memory, attend), expected)
+    sb.assert_close(ours(query, memory, memory, attend=attend), expected)
 
 
 @PROPERTY_SETTINGS
@@ -97,7 +99,7 @@ def test_property_matches_torch(batch, length, source, heads, d_k, padded, seed)
     padding = valid_padding(gen, batch, source) if padded else None
     expected, _ = theirs(query, memory, memory, key_padding_mask=padding, need_weights=False)
     attend = None if padding is None else ~padding[:, None, None, :]
-    out = ours(query, memory, memory, attend)
+    out = ours(query, memory, memory, attend=attend)
     assert out.shape == (batch, length, d_model)
     sb.assert_close(out, expected)
 
@@ -109,7 +111,7 @@ def test_gradcheck_float64():
     key = torch.randn(1, 3, 3, dtype=torch.float64, requires_grad=True)
     value = torch.randn(1, 3, 5, dtype=torch.float64, requires_grad=True)
     attend = torch.tensor([[True, False, True], [True, True, True]])
-    assert torch.autograd.gradcheck(lambda q, k, v: mha(q, k, v, attend), (query, key, value))
+    assert torch.autograd.gradcheck(lambda q, k, v: mha(q, k, v, attend=attend), (query, key, value))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -119,7 +121,47 @@ def test_half_precision_with_padding_is_finite(dtype):
     ours = MultiHeadAttention(16, 4)
     x = torch.randn(3, 6, 16, generator=gen)
     attend = ~valid_padding(gen, 3, 6)[:, None, None, :]
-    reference = ours(x, x, x, attend)
-    low = ours.to(dtype)(x.to(dtype), x.to(dtype), x.to(dtype), attend)
+    reference = ours(x, x, x, attend=attend)
+    low = ours.to(dtype)(x.to(dtype), x.to(dtype), x.to(dtype), attend=attend)
     assert low.dtype == dtype and low.isfinite().all()
     sb.assert_close(low.float(), reference, dtype=dtype)
+
+
+def large_logit_pair(dtype, d_model=128, heads=2, seed=5):
+    """Ours and nn.MultiheadAttention, W_q = W_k = 40 I, with +-1 tokens: each token's q.k with
+    itself is 40 * 40 * d_k = 102400 > 65504 (float16's largest), scaled 12800: it fits."""
+    ours, theirs = make_pair(d_model, heads, dtype=torch.float32, seed=seed)
+    with torch.no_grad():
+        for linear in (ours.w_q, ours.w_k):
+            linear.weight.copy_(40 * torch.eye(d_model))
+            linear.bias.zero_()
+    theirs = load_into_torch(ours, theirs)
+    gen = torch.Generator().manual_seed(seed)
+    x = (torch.randint(0, 2, (2, 5, d_model), generator=gen) * 2 - 1).float()
+    return ours.to(dtype), theirs.to(dtype), x.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_large_half_scores_match_torch(dtype):
+    ours, theirs, x = large_logit_pair(dtype)
+    q, k = ours.split_heads(ours.w_q(x)), ours.split_heads(ours.w_k(x))
+    if dtype == torch.float16:  # the old formulation, q @ k^T first: inf, then NaN
+        assert torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(ours.d_k), dim=-1).isnan().any()
+    with torch.no_grad():
+        out = ours(x, x, x)
+        causal = torch.ones(5, 5, dtype=torch.bool).tril()
+        masked = ours(x, x, x, attend=causal)
+        expected, _ = theirs(x, x, x, need_weights=False)  # SDPA inside: finite
+        expected_masked, _ = theirs(x, x, x, attn_mask=~causal, need_weights=False)
+    assert out.isfinite().all() and masked.isfinite().all()
+    sb.assert_close(out, expected)
+    sb.assert_close(masked, expected_masked)
+
+
+def test_validation_and_keyword_only_mask():
+    with pytest.raises(ValueError, match="divisible"):
+        MultiHeadAttention(10, 3)
+    mha = MultiHeadAttention(4, 2)
+    x = torch.randn(1, 3, 4)
+    with pytest.raises(TypeError):
+        mha(x, x, x, torch.ones(3, 3, dtype=torch.bool))

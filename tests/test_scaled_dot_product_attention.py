@@ -1,5 +1,7 @@
 """snippets/scaled_dot_product_attention.py against F.scaled_dot_product_attention."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,6 +20,7 @@ EXPECTED_OUTPUT = {
     "demo": ["output shape: (2, 4, 8)", "matches F.scaled_dot_product_attention: True"],
     "mask_conventions": [
         "padding mask passed as-is, matches truth: False",
+        "max abs error of the wrong convention: 2.956",
         "converted with ignore_to_attend, matches truth: True",
         "ours matches truth: True",
         "round trip is the identity: True",
@@ -52,15 +55,15 @@ def test_matches_sdpa(dtype, mask):
         ours, ref = scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(q, k, v)
     elif mask == "bool":
         attend = random_attend(gen, 2, 1, 5, 7)
-        ours = scaled_dot_product_attention(q, k, v, attend)
+        ours = scaled_dot_product_attention(q, k, v, attend=attend)
         ref = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
     elif mask == "float":
         bias = torch.randn(5, 7, generator=gen, dtype=dtype)
         bias[:, 3] = float("-inf")  # float masks may drop keys with -inf
-        ours = scaled_dot_product_attention(q, k, v, bias)
+        ours = scaled_dot_product_attention(q, k, v, attend=bias)
         ref = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
     else:  # is_causal is the upper-left lower-triangular mask, also when L != S
-        ours = scaled_dot_product_attention(q, k, v, torch.ones(5, 7, dtype=torch.bool).tril())
+        ours = scaled_dot_product_attention(q, k, v, attend=torch.ones(5, 7, dtype=torch.bool).tril())
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     sb.assert_close(ours, ref)
 
@@ -79,7 +82,7 @@ def test_property_matches_sdpa(batch, heads, length, source, d_k, masked, seed):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = qkv(gen, batch, heads, length, source, d_k)
     attend = random_attend(gen, batch, heads, length, source) if masked else None
-    ours = scaled_dot_product_attention(q, k, v, attend)
+    ours = scaled_dot_product_attention(q, k, v, attend=attend)
     assert ours.shape == (batch, heads, length, d_k)
     sb.assert_close(ours, F.scaled_dot_product_attention(q, k, v, attn_mask=attend))
 
@@ -88,7 +91,7 @@ def test_gradcheck_float64():
     gen = torch.Generator().manual_seed(2)
     q, k, v = (t.requires_grad_() for t in qkv(gen, 1, 2, 3, 4, 3))
     attend = random_attend(gen, 1, 1, 3, 4)
-    assert torch.autograd.gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, attend), (q, k, v))
+    assert torch.autograd.gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, attend=attend), (q, k, v))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -96,10 +99,10 @@ def test_half_precision_masked_is_finite_and_close(dtype):
     gen = torch.Generator().manual_seed(3)
     q, k, v = qkv(gen, 2, 2, 6, 9, 16, torch.float32)
     attend = random_attend(gen, 2, 1, 6, 9)
-    low = scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), attend)
+    low = scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), attend=attend)
     assert low.dtype == dtype
     assert low.isfinite().all()
-    sb.assert_close(low.float(), scaled_dot_product_attention(q, k, v, attend), dtype=dtype)
+    sb.assert_close(low.float(), scaled_dot_product_attention(q, k, v, attend=attend), dtype=dtype)
 
 
 def test_mask_conversions_are_inverse_and_match_multihead_convention():
@@ -115,7 +118,69 @@ def test_mask_conversions_are_inverse_and_match_multihead_convention():
         mha.out_proj.weight.copy_(torch.eye(4, dtype=torch.float64))
     x = torch.randn(3, 7, 4, generator=gen, dtype=torch.float64)
     expected, _ = mha(x, x, x, key_padding_mask=padding, need_weights=False)
-    ours = scaled_dot_product_attention(x, x, x, ignore_to_attend(padding)[:, None, :])
+    ours = scaled_dot_product_attention(x, x, x, attend=ignore_to_attend(padding)[:, None, :])
     sb.assert_close(ours, expected)
-    wrong = scaled_dot_product_attention(x, x, x, padding[:, None, :] | ~padding.any(-1)[:, None, None])
+    wrong = scaled_dot_product_attention(x, x, x, attend=padding[:, None, :] | ~padding.any(-1)[:, None, None])
     assert not torch.allclose(wrong, expected)
+
+
+def overflowing_qkv(dtype, seed=0):
+    """(1, 2, 4, 64) q, k, v: every query has one key with q.k = 40 * 40 * 64 = 102400 > 65504
+    (float16's largest finite value), while q.k / sqrt(64) = 12800 fits; the other products are
+    random +-1600 multiples, far below, so each softmax row is all but one-hot."""
+    gen = torch.Generator().manual_seed(seed)
+    q = 40 * (torch.randint(0, 2, (1, 2, 4, 64), generator=gen) * 2 - 1).float()
+    k = q[:, :, torch.randperm(4, generator=gen)]  # each query's own key, shuffled
+    v = torch.randn(1, 2, 4, 64, generator=gen)
+    return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+def test_float16_scores_do_not_overflow_where_sdpa_does_not():
+    q, k, v = overflowing_qkv(torch.float16)
+    # The old formulation, (q @ k^T) / sqrt(d_k): the product is inf, the softmax NaN.
+    unscaled = q @ k.transpose(-2, -1)
+    assert unscaled.isinf().any()
+    old = torch.softmax(unscaled / math.sqrt(64), dim=-1) @ v
+    assert old.isnan().any()
+    ref = F.scaled_dot_product_attention(q, k, v)
+    assert ref.isfinite().all()
+    ours = scaled_dot_product_attention(q, k, v)
+    assert ours.isfinite().all()
+    sb.assert_close(ours, ref)
+    attend = torch.ones(4, 4, dtype=torch.bool)
+    attend[:, 0] = False  # the masked path too
+    sb.assert_close(
+        scaled_dot_product_attention(q, k, v, attend=attend),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=attend),
+    )
+
+
+def test_bfloat16_large_scores_match_sdpa():
+    q, k, v = overflowing_qkv(torch.bfloat16)
+    ours = scaled_dot_product_attention(q, k, v)
+    sb.assert_close(ours, F.scaled_dot_product_attention(q, k, v))
+    sb.assert_close(ours.float(), F.scaled_dot_product_attention(*(t.float() for t in (q, k, v))), torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_float_mask_of_another_dtype_is_cast_like_sdpa(dtype):
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = qkv(gen, 2, 2, 3, 5, 8, torch.float32)
+    bias = torch.randn(3, 5, generator=gen)  # float32 additive mask
+    bias[:, 1] = float("-inf")
+    low = [t.to(dtype) for t in (q, k, v)]
+    ours = scaled_dot_product_attention(*low, attend=bias)
+    assert ours.dtype == dtype
+    sb.assert_close(ours, F.scaled_dot_product_attention(*low, attn_mask=bias))
+    sb.assert_close(ours, scaled_dot_product_attention(*low, attend=bias.to(dtype)))
+    # SDPA also takes a float32 mask with float64 inputs
+    q, k, v = (t.double() for t in (q, k, v))
+    ours = scaled_dot_product_attention(q, k, v, attend=bias)
+    assert ours.dtype == torch.float64
+    sb.assert_close(ours, F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+
+
+def test_the_mask_is_keyword_only():
+    q = torch.randn(1, 2, 4)
+    with pytest.raises(TypeError):
+        scaled_dot_product_attention(q, q, q, torch.ones(2, 2, dtype=torch.bool))

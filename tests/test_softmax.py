@@ -12,6 +12,8 @@ from tests import snippet_blocks as sb
 EXPECTED_OUTPUT = {
     "demo": [
         "naive second row: [nan, nan, nan]",
+        "stable weights: 0.0900 0.2447 0.6652",
+        "stable weights: 0.0900 0.2447 0.6652",
         "rows sum to 1: True",
         "matches torch.softmax: True",
     ]

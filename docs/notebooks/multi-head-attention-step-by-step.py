@@ -128,15 +128,18 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 # ## 2. División en cabezas
 #
 # `split_heads` reinterpreta la última dimensión como `(h, d_k)` y adelanta la dimensión de las
-# cabezas: `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. La cabeza *i* recibe las
-# componentes `i·d_k … (i+1)·d_k − 1` de cada token; no se copia ni se mezcla nada.
+# cabezas: `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Las cabezas se cuentan desde
+# 1 y los índices de los tensores desde 0: la cabeza *i* es el índice `i − 1` del eje de las
+# cabezas y recibe las componentes de índices `(i−1)·d_k … i·d_k − 1` de cada token; no se copia
+# ni se mezcla nada.
 
 # %% [markdown] lang="da"
 # ## 2. Opdeling i hoveder
 #
 # `split_heads` læser den sidste dimension som `(h, d_k)` og flytter hoveddimensionen frem:
-# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hoved *i* får features
-# `i·d_k … (i+1)·d_k − 1` fra hvert token; intet kopieres eller blandes.
+# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hovederne tælles fra 1 og tensorernes
+# indekser fra 0: hoved *i* er indeks `i − 1` på hovedaksen og får de features fra hvert token, der
+# har indekserne `(i−1)·d_k … i·d_k − 1`; intet kopieres eller blandes.
 
 # %%
 q_heads = mha.split_heads(q)  # (B, h, T, d_k)
@@ -242,15 +245,17 @@ assert same
 # ## 6. Concatenación de las cabezas
 #
 # Se vuelven a adelantar los tokens y se ponen las cabezas una junto a otra: `(B, h, T, d_k)` →
-# `(B, T, h, d_k)` → `(B, T, h·d_k)`, que vuelve a ser `(B, T, d_model)`. Aquí `reshape` copia,
-# porque el tensor traspuesto no es contiguo.
+# `(B, T, h, d_k)` → `(B, T, h·d_k)`, que vuelve a ser `(B, T, d_model)`. Aquí hace falta
+# `reshape`: `view` lanzaría un error, porque el tensor traspuesto no es contiguo.
+# {{ claim:tensor-view-after-transpose-raises }}
 
 # %% [markdown] lang="da"
 # ## 6. Sammenkædning af hovederne
 #
 # Token-dimensionen flyttes frem igen, og hovederne lægges side om side: `(B, h, T, d_k)` →
-# `(B, T, h, d_k)` → `(B, T, h·d_k)`, som igen er `(B, T, d_model)`. `reshape` kopierer her, fordi
-# den transponerede tensor ikke er sammenhængende i hukommelsen.
+# `(B, T, h, d_k)` → `(B, T, h·d_k)`, som igen er `(B, T, d_model)`. Det kræver `reshape`: `view`
+# ville give en fejl, fordi den transponerede tensor ikke er sammenhængende i hukommelsen.
+# {{ claim:tensor-view-after-transpose-raises }}
 
 # %%
 concat = heads.transpose(1, 2).reshape(1, len(tokens), num_heads * mha.d_k)  # (B, T, d_model)
@@ -291,15 +296,21 @@ print("out:", tuple(out.shape))
 # ## Comprobación: una sola llamada y PyTorch
 #
 # Los siete pasos deben dar lo mismo que devuelve `mha(x, x, x)` y lo mismo que devuelve
-# `torch.nn.MultiheadAttention` una vez copiados nuestros pesos a su formato empaquetado, incluidos
-# los pesos de atención de cada cabeza.
+# `torch.nn.MultiheadAttention` una vez copiados nuestros pesos a su formato empaquetado:
+# `in_proj_weight`, con las filas de las consultas, las de las claves y las de los valores una
+# detrás de otra. {{ claim:mha-packed-in-proj }} También deben coincidir sus pesos de atención por
+# cabeza: con `average_attn_weights=False` los devuelve como `(B, h, T, T)` en lugar de su media
+# sobre las cabezas. {{ claim:mha-need-weights-averaged }}
 
 # %% [markdown] lang="da"
 # ## Kontrol mod ét kald og mod PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når vores vægte er kopieret over i dens pakkede format, inklusive attention-vægtene for hvert
-# hoved.
+# returnerer, når vores vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
+# for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
+# attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
+# dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.
+# {{ claim:mha-need-weights-averaged }}
 
 # %%
 # --8<-- "snippets/torch_mha_weights.py:code"
@@ -329,19 +340,20 @@ assert all(checks.values())
 # %% [markdown] lang="es"
 # ## Con una máscara causal
 #
-# En un decodificador, el token *i* solo puede atender a los tokens `0 … i`. La máscara causal
+# En un decodificador, el token *i* solo puede atender a los tokens `1 … i`. La máscara causal
 # (`True` = puede atender) asigna a las demás puntuaciones el valor de coma flotante más negativo
 # antes del softmax, de modo que sus pesos valen exactamente 0 y cada mapa de calor queda triangular
-# inferior. `nn.MultiheadAttention` espera la convención contraria (`True` = ignorar), de ahí el
-# `~`.
+# inferior. `nn.MultiheadAttention` espera la convención contraria para un `attn_mask` booleano
+# (`True` = ignorar), de ahí el `~`. {{ claim:mha-bool-attn-mask-true-ignores }}
 
 # %% [markdown] lang="da"
 # ## Med en kausal maske
 #
-# I en decoder må token *i* kun se på tokens `0 … i`. Den kausale maske (`True` = må bruges)
+# I en decoder må token *i* kun se på tokens `1 … i`. Den kausale maske (`True` = må bruges)
 # sætter de øvrige scorer til den mest negative float-værdi før softmax, så deres vægte bliver
 # præcis 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
-# den modsatte konvention (`True` = ignorér), deraf `~`.
+# den modsatte konvention for en boolsk `attn_mask` (`True` = ignorér), deraf `~`.
+# {{ claim:mha-bool-attn-mask-true-ignores }}
 
 # %%
 # --8<-- "snippets/masks.py:code"
@@ -351,7 +363,7 @@ attend = causal_mask(len(tokens))  # (T, T), True = may attend
 masked = torch.softmax(scores.masked_fill(~attend, torch.finfo(scores.dtype).min), dim=-1)
 print("largest weight above the diagonal:", masked.triu(diagonal=1).max().item())
 expected, _ = ref(x, x, x, attn_mask=~attend)  # nn.MultiheadAttention: True = ignore
-same = torch.allclose(mha(x, x, x, attend), expected, atol=1e-6)
+same = torch.allclose(mha(x, x, x, attend=attend), expected, atol=1e-6)
 print("mha with the causal mask == nn.MultiheadAttention:", same)
 assert same and masked.triu(diagonal=1).max() == 0
 plot_heads(masked[0], tokens, tokens)

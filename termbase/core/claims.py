@@ -52,9 +52,9 @@ def _tests_of(path: str, mtime_ns: int, size: int) -> tuple[Test, ...]:
 
 
 def citations(text: str) -> list[tuple[int, str]]:
-    """(line, claim id) of every citation in a text, in order."""
+    """(line, claim id) of every citation in a text, in order (code spans only show the form)."""
     return [(number, claim_id) for number, line in enumerate(text.splitlines(), 1)
-            for claim_id in CITATION.findall(line)]
+            for claim_id in CITATION.findall(re.sub(r"`[^`]*`", "", line))]
 
 
 SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[^\s\w]*[\w¿¡«“\"(`*$])")

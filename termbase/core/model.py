@@ -64,8 +64,17 @@ class TermBase:
 
     @cached_property
     def terms(self) -> dict[str, dict]:
-        """slug -> record, from data/terms/<slug>.yml."""
-        return {path.stem: read_yaml(path) or {} for path in self.term_files()}
+        """slug -> record, from data/terms/<slug>.yml; a record that cannot be read is left out
+        (the checker reports it, and a build never starts with it)."""
+        records = {}
+        for path in self.term_files():
+            try:
+                record = read_yaml(path)
+            except (yaml.YAMLError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict):
+                records[path.stem] = record
+        return records
 
     @cached_property
     def ui(self) -> dict:
@@ -104,4 +113,4 @@ class TermBase:
 
 # Markers a page may hold on a line of its own, expanded by the build (termbase/site/pages.py).
 PAGE_MARKERS = ("glossary_index", "reading_order", "translation_status", "exports", "verified",
-                "benchmark_table", "style_guide", "claims")
+                "benchmark_table", "style_guide", "claims", "model_table")

@@ -18,6 +18,7 @@ from termbase.core import sections
 from termbase.core.project import Project
 
 INCLUDE = re.compile(r'^\s*#\s*--8<--\s+"([^"]+)"\s*$')
+CLAIM_MARK = re.compile(r" ?\{\{ claim:[a-z0-9-]+ \}\}")
 CELL_HEADER = re.compile(r"^# %%")
 
 
@@ -155,3 +156,12 @@ def problems(project: Project, source: Source) -> list[tuple[int, str, str]]:
         if source_title(source, lang) is None:
             found.append((1, f"no title in '{lang}'", f'start the first `lang="{lang}"` cell with `# Title`'))
     return found
+
+
+COLAB_FOLDER = "notebooks"  # notebooks/<lang>/<name>.ipynb, written by `python -m termbase notebooks`
+
+
+def colab_url(repository: str, branch: str, lang: str, name: str) -> str:
+    """Colab's address of notebooks/<lang>/<name>.ipynb in a GitHub repository."""
+    owner_repo = repository.rstrip("/").removeprefix("https://github.com/")
+    return f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/{COLAB_FOLDER}/{lang}/{name}.ipynb"

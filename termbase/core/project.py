@@ -88,6 +88,11 @@ class Project:
     def shown(self, path: Path | str) -> str:
         """A path as messages show it: relative to the project root."""
         path = Path(path)
+        for root in (self.root, self.root.resolve()):
+            try:
+                return path.relative_to(root).as_posix()
+            except ValueError:
+                continue
         try:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
@@ -162,3 +167,21 @@ def nav_labels(nav) -> list[str]:
                 if isinstance(value, list):
                     labels += nav_labels(value)
     return labels
+
+
+def repository(root: Path) -> str | None:
+    """The hosted repository's https address: the REPO_URL environment variable (the deploy
+    workflow sets it from GitHub's own variables), else the git remote `origin` when it is on
+    github.com, else None (then no page links to it)."""
+    import os
+    import subprocess
+
+    url = os.environ.get("REPO_URL", "").strip()
+    if not url:
+        try:
+            url = subprocess.run(["git", "remote", "get-url", "origin"], cwd=root, capture_output=True, text=True,
+                                 timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+    match = re.fullmatch(r"(?:https://github\.com/|git@github\.com:)([\w.-]+/[\w.-]+?)(?:\.git)?/?", url)
+    return f"https://github.com/{match.group(1)}" if match else None

@@ -16,12 +16,13 @@ BLANKED = [
     re.compile(r"\{\{[^}]*\}\}"),  # entry markers, claim marks
     re.compile(r"\]\([^)]*\)"),  # link targets (the link text stays)
     re.compile(r"\{\s*[:.#][^}]*\}"),  # attribute lists
-    re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s+[\w-]*"),  # admonition and tab markers
+    re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)\s+[\w-]*(?:\s*\"[^\"]*\")?"),  # admonition/tab markers
     re.compile(r"<[^>\n]+>"),  # HTML tags
     re.compile(r"https?://\S+"),
     re.compile(r"~~[^~\n]*~~"),  # forms to avoid, struck out
     re.compile(r"\{[a-z_]+\}"),  # the fields of an interface string ({version})
     re.compile(r"(?<![\w.])\.[a-z]+\b"),  # file extensions (.ipynb)
+    re.compile(r"\b[\w./-]+\.(?:md|py|ipynb|txt|yml|json|svg|html)\b"),  # file names (index.md)
 ]
 PAIRS = {"«": "»", "“": "”", "»": "«", "„": "“", '"': '"'}
 QUOTED = [re.compile(p) for p in (r"«[^»\n]*»", r"“[^”\n]*”", r"»[^«\n]*«", r"„[^“\n]*“", r'"[^"\n]*"')]

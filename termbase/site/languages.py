@@ -20,13 +20,14 @@ import multiprocessing
 import os
 import re
 import sys
+import threading
 import time
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from mkdocs.structure.files import File, Files
 
 from termbase.core.model import TermBase, page_lang
+from termbase.core.project import repository
 
 log = logging.getLogger("mkdocs.plugins.termbase")
 
@@ -77,6 +78,8 @@ def configure(config, base: TermBase, lang: str) -> None:
         "not_found": base.t("not_found", lang),
         "not_found_text": base.t("not_found_text", lang),
         "made_with": base.t("made_with", lang),
+        "repository": repository(base.project.root),
+        "branch": os.environ.get("REPO_BRANCH", "main"),
         "switcher": [],
         "hreflang": [],
         # The one /404.html a static host serves for every missing path shows the page of the
@@ -126,12 +129,46 @@ def set_page_links(config, base: TermBase, lang: str, url: str) -> None:
 
 # --- the other languages' builds -----------------------------------------------------------------
 
-@dataclass
 class Worker:
-    lang: str
-    process: multiprocessing.Process
-    conn: object
-    busy_since: float | None = None
+    """One language's build process, and what it answered. A thread reads its answers, so the
+    main process can wait for it with a deadline, or (under `mkdocs serve`) not at all."""
+
+    def __init__(self, lang: str, process, conn):
+        self.lang = lang
+        self.process = process
+        self.conn = conn
+        self.pending = 0  # builds asked for and not answered yet
+        self.started = 0.0
+        self.answers: list[tuple[str, str | None]] = []
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, name=f"termbase-{lang}-answers", daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                answer = self.conn.recv()
+            except (EOFError, OSError):
+                answer = None
+            with self.changed:
+                if answer is None:  # the process is gone: whatever it owed has failed
+                    self.answers += [("failed", f"its process ended (exit code {self.process.exitcode})")] * self.pending
+                    self.pending = 0
+                    self.changed.notify_all()
+                    return
+                self.answers.append(answer)  # a failure was logged by the language's process
+                self.pending -= 1
+                self.changed.notify_all()
+
+    def ask(self, request: dict) -> None:
+        with self.changed:
+            self.pending += 1
+            self.started = time.monotonic()
+        self.conn.send(request)
+
+    def wait(self, timeout: float) -> bool:
+        """True once every build asked for has answered; False at the deadline."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.pending == 0, timeout=timeout)
 
 
 class LanguageBuilds:
@@ -143,7 +180,7 @@ class LanguageBuilds:
         ctx = multiprocessing.get_context("spawn")
         # What the command line may have changed (`--strict`, `--no-directory-urls`).
         options = {"strict": config.strict, "use_directory_urls": config.use_directory_urls}
-        self.workers = []
+        self.workers: list[Worker] = []
         for lang in base.project.other_languages:
             parent, child = ctx.Pipe()
             process = ctx.Process(target=_worker_main, name=f"termbase-{lang}", daemon=True,
@@ -156,31 +193,34 @@ class LanguageBuilds:
     def start(self, site_dir: str, site_url: str, dirty: bool) -> None:
         for worker in self.workers:
             lang_url = (site_url or "/").rstrip("/") + f"/{worker.lang}/"
-            worker.conn.send({"site_dir": os.path.join(site_dir, worker.lang), "site_url": lang_url, "dirty": dirty})
-            worker.busy_since = time.monotonic()
+            worker.ask({"site_dir": os.path.join(site_dir, worker.lang), "site_url": lang_url, "dirty": dirty})
 
     def wait(self) -> list[str]:
-        """Wait for every language started; what failed, one line per language."""
+        """Wait for every language asked to build, each with a deadline; what failed, one line
+        per language. A language that hangs is stopped and named."""
         failed = []
         for worker in self.workers:
-            if worker.busy_since is None:
-                continue
-            left = self.timeout - (time.monotonic() - worker.busy_since)
-            if worker.conn.poll(max(0.0, left)):
-                try:
-                    status, message = worker.conn.recv()
-                except EOFError:
-                    status, message = "failed", f"its process ended (exit code {worker.process.exitcode})"
-            elif not worker.process.is_alive():
-                status, message = "failed", f"its process ended (exit code {worker.process.exitcode})"
-            else:
-                status, message = "failed", f"it did not finish within {self.timeout:.0f} s and was stopped"
+            if not worker.wait(max(0.0, self.timeout - (time.monotonic() - worker.started))):
                 worker.process.kill()
-            worker.busy_since = None
-            if status != "ok":
-                failed.append(f"the {worker.lang} site failed to build: {message}")
+                worker.wait(30)
+                worker.answers[-1:] = [("failed", f"it did not finish within {self.timeout:.0f} s and was stopped")]
+            failures = [message for status, message in worker.answers if status != "ok"]
+            worker.answers.clear()
+            if failures:
+                failed.append(f"the {worker.lang} site failed to build: {failures[-1]}")
         self.workers = [w for w in self.workers if w.process.is_alive()] if failed else self.workers
         return failed
+
+    def wait_for(self, lang: str) -> None:
+        """Under `mkdocs serve`: hold a request for a page of `lang` until that language's
+        rebuild has finished (never longer than the deadline), so no page served is stale."""
+        for worker in self.workers:
+            if worker.lang == lang:
+                worker.wait(self.timeout)
+
+    @property
+    def languages(self) -> list[str]:
+        return [worker.lang for worker in self.workers]
 
     @property
     def alive(self) -> bool:

@@ -20,6 +20,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 from termbase.core.model import TermBase
+from termbase.core import notebook_source
 from termbase.core.notebook_source import INCLUDE, Source
 from termbase.run.notebooks import Run
 
@@ -161,7 +162,7 @@ def _changed(page, what: str) -> PluginError:
                        "update termbase/site/notebook_pages.py to its new markup")
 
 
-def page_content(html: str, page, base: TermBase, lang: str) -> str:
+def page_content(html: str, page, base: TermBase, lang: str, repository: tuple[str, str] | None = None) -> str:
     """mkdocs-jupyter's HTML, slimmed to the site's look: no inlined JupyterLab CSS, no scripts
     (clipboard, MathJax and Mermaid from CDNs), Material's code blocks; plus a download button."""
     if not is_notebook_page(page, base):
@@ -196,8 +197,13 @@ def page_content(html: str, page, base: TermBase, lang: str) -> str:
     if "jp-CodeMirrorEditor" in html or "clipboard-copy" in html:
         raise _changed(page, "code inputs left after rewriting them")
     name = Path(page.file.abs_src_path).stem
+    colab = ""
+    if repository:
+        url = notebook_source.colab_url(repository[0], repository[1], lang, name)
+        colab = (f' <a class="md-button" href="{url}" target="_blank" rel="noopener">'
+                 f'{html_lib.escape(base.t("open_in_colab", lang, "page"))}</a>')
     button = (f'<p class="termbase-nb-download"><a class="md-button" href="{name}.ipynb" download>'
-              f'{html_lib.escape(base.t("notebook_download", lang))}</a></p>')
+              f'{html_lib.escape(base.t("notebook_download", lang))}</a>{colab}</p>')
     html, titles = re.subn(r"(</h1>)", r"\1\n" + button.replace("\\", "\\\\"), html, count=1)
     if not titles:
         raise _changed(page, "no <h1> title")

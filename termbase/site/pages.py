@@ -8,7 +8,7 @@ import html
 import re
 from pathlib import PurePosixPath
 
-from termbase.core import claims, notebook_source, sections
+from termbase.core import claims, notebook_source
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, TermBase
 from termbase.core.status import Status
 from termbase.site.benchmark_table import benchmark_table
@@ -36,14 +36,20 @@ class Pages:
     def t(self, key: str, group: str = "labels") -> str:
         return self.base.t(key, self.lang, group)
 
-    def expand(self, markdown: str, src_uri: str) -> str:
-        """Replace `{{ marker }}` lines and claim citations; an entry gets its title too."""
+    def expand(self, markdown: str, src_uri: str, *, for_machines: bool = False) -> str:
+        """Replace `{{ marker }}` lines and claim citations; an entry gets its title too. For
+        machines (the page's Markdown twin), a claim is cited in words instead of a link."""
         slug = entry_slug(src_uri)
         if slug is not None:
             name = self.base.name(slug, self.lang)
             markdown = f"# {name[:1].upper()}{name[1:]}\n\n{markdown}"
         markdown = MARKER.sub(lambda m: self.renderers[m.group(1)](slug, src_uri), markdown)
-        return CLAIM.sub(lambda m: self.claim_mark(m.group(1)), markdown)
+        mark = self.claim_words if for_machines else self.claim_mark
+        return CLAIM.sub(lambda m: mark(m.group(1)), markdown)
+
+    def claim_words(self, claim_id: str) -> str:
+        label = self.t("claim_mark", "page").format(version=self.base.torch_version)
+        return f"({label}: `{claim_id}`)"
 
     def claim_mark(self, claim_id: str) -> str:
         label = html.escape(self.t("claim_mark", "page").format(version=self.base.torch_version))
@@ -66,6 +72,15 @@ class Pages:
             facts.append(f"**{self.t('avoid')}:** " + ", ".join(f"~~{w}~~" for w in local["avoid"]))
         if local.get("english_kept"):
             facts.append(f"*{self.t('english_kept')}*")
+        # The names in the other languages: a reader who types any of them in this site's search
+        # finds this page (its index holds only this language's pages).
+        others = [f'{self.base.language_name(other)}: *{term[other]["term"]}*{{ lang="{other}" }}'
+                  for other in self.base.languages if other != self.lang]
+        synonyms = sorted({s for other in self.base.languages if other != self.lang
+                           for s in term[other].get("synonyms") or []} - set(local.get("synonyms") or []))
+        # Their synonyms too, for the search index only (hidden: Material's indexer reads the HTML).
+        hidden = f' <span class="termbase-search-terms" hidden>{html.escape(", ".join(synonyms))}</span>' if synonyms else ""
+        facts.append(f"**{self.t('other_languages', 'page')}:** " + " · ".join(others) + hidden)
         lines += [f"    {fact}  " for fact in facts]
         return "\n".join(lines)
 
@@ -194,6 +209,11 @@ class Pages:
 
         return style_guide(self.base, self.lang)
 
+    def model_table(self, slug, src_uri):
+        from termbase.site.model_table import model_table
+
+        return model_table(self.base, self.lang, src_uri)
+
     def claims(self, slug, src_uri):
         """Every claim: the sentences of this language that cite it, and the test that proves it."""
         project = self.base.project
@@ -202,6 +222,8 @@ class Pages:
         for path in sorted(docs.rglob(f"*.{self.lang}.md")):
             neutral = path.relative_to(docs).as_posix().rsplit(".", 2)[0] + ".md"
             for _, claim_id, sentence in claims.cited_sentences(path.read_text(encoding="utf-8")):
+                # The sentence's own links are relative to its page: here they are its words.
+                sentence = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", sentence)
                 cited.setdefault(claim_id, []).append((neutral, sentence))
         out = []
         for claim_id, found in sorted(claims.tests(project).items()):

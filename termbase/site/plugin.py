@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import languages, mathml, notebook_pages, verify
+from termbase.site import downloads, languages, machine_pages, mathml, notebook_pages, verify
 from termbase.site.config import TermbaseConfig
 from termbase.site.pages import Pages, entry_slug, slim_code
 from termbase.site.tooltips import Tooltips
@@ -49,6 +50,9 @@ class Build:
     failed_blocks: dict = field(default_factory=dict)
     pages: Pages | None = None
     tooltips: Tooltips | None = None
+    machine_pages: dict = field(default_factory=dict)  # url -> MachinePage
+    downloads: dict = field(default_factory=dict)  # page url -> {file name: code}
+    block_names: dict = field(default_factory=dict)  # composed code -> file name
 
 
 def _code_version(project: Project) -> dict[str, int]:
@@ -64,9 +68,31 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         self.runner: BlockRunner | None = None
         self.code: dict[str, int] | None = None
         self.build: Build | None = None
+        self.background = False  # under `mkdocs serve`: the other languages finish on their own
 
     def on_startup(self, *, command, dirty):
         self.command = command
+
+    def on_serve(self, server, config, builder):
+        """Serve the edited language as soon as it is built: a page of another language waits
+        for that language's own build instead of the whole rebuild holding every request."""
+        serve = getattr(server, "_serve_request", None)
+        if serve is None:  # MkDocs changed its server: every rebuild then waits for all languages
+            log.warning("termbase: mkdocs serve has no _serve_request; rebuilds wait for every language")
+            return server
+        mount = urlsplit(config.site_url or "/").path.rstrip("/") + "/"
+
+        def serve_request(environ, start_response):
+            path = environ.get("PATH_INFO", "")
+            if self.language_builds is not None and path.startswith(mount):
+                first = path[len(mount):].split("/", 1)[0]
+                if first in self.language_builds.languages:
+                    self.language_builds.wait_for(first)
+            return serve(environ, start_response)
+
+        server._serve_request = serve_request
+        self.background = True
+        return server
 
     def on_shutdown(self):
         if self.language_builds is not None:
@@ -93,6 +119,9 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build = self.build
         project, base = build.project, build.base
         cache = Cache(project.cache_dir)
+        if build.main and self.background and self.language_builds is not None:
+            # The last rebuild's languages may still be writing: this build cleans the folder.
+            self.language_builds.wait()
         if build.main:
             self._same_code(project)
             report = check.run(project)
@@ -118,6 +147,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         home = languages.site_root(config, base, build.lang) + languages.prefix(base, build.lang)
         build.pages = Pages(base, build.lang, Status(project), home, build.failed_blocks)
         build.tooltips = Tooltips(base, build.lang)
+        build.block_names = downloads.names(project)
         if build.main and project.other_languages:
             if self.language_builds is None or not self.language_builds.alive:
                 if self.language_builds is not None:
@@ -150,12 +180,24 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
     def on_page_markdown(self, markdown, page, config, files):
         build = self.build
         english = languages.site_root(config, build.base, build.lang) + page.url
-        return build.pages.outdated_notice(page.file.src_uri, english) + build.pages.expand(markdown, page.file.src_uri)
+        src = page.file.src_uri
+        if not notebook_pages.is_notebook_page(page, build.base):
+            twin = machine_pages.expand_includes(build.project.root, build.pages.expand(markdown, src, for_machines=True))
+            build.machine_pages[page.url] = machine_pages.MachinePage(page.url, "", machine_pages.plain_markdown(twin),
+                                                                      entry_slug(src))
+        return build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
 
     def on_page_content(self, html, page, config, files):
         build = self.build
-        html = notebook_pages.page_content(html, page, build.base, build.lang)
+        if page.url in build.machine_pages:
+            build.machine_pages[page.url].title = page.title or ""
+        extra = config.extra["termbase"]
+        repository = (extra["repository"], extra["branch"]) if extra.get("repository") else None
+        html = notebook_pages.page_content(html, page, build.base, build.lang, repository)
         html = slim_code(mathml.to_mathml(html, where=build.project.shown(page.file.abs_src_path)))
+        html, files = downloads.add_links(html, build.block_names, build.base.t("download_py", build.lang, "page"))
+        if files:
+            build.downloads[page.url] = files
         return build.tooltips.add(html, page.url, entry_slug(page.file.src_uri))
 
     def on_page_context(self, context, page, config, nav):
@@ -174,7 +216,12 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         return _stemmed_search(output_content) if template_name == "404.html" else output_content
 
     def on_post_build(self, config):
-        if self.build.main and self.language_builds is not None:
+        build = self.build
+        machine_pages.write(config.site_dir, list(build.machine_pages.values()), build.base, build.lang,
+                            config.site_url or "/")
+        for url, files in build.downloads.items():
+            downloads.write(config.site_dir, url, files)
+        if self.build.main and self.language_builds is not None and not self.background:
             failed = self.language_builds.wait()
             if failed:
                 raise PluginError("; ".join(failed) + " (see the errors above)")

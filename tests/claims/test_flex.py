@@ -3,6 +3,8 @@
 Everything here runs the path a CPU gets without torch.compile: Dynamo's
 eager backend around the unfused reference implementation. Shapes are
 fixed (T = 16, blocks of 8) so that it compiles only a few times.
+(flex-score-mod-scaled-score, which the flex-attention entry cites too, is
+asserted in test_variants.py.)
 """
 
 import inspect
@@ -48,23 +50,6 @@ def causal_blocks():
 
 def close(a, b):
     return torch.allclose(a.double(), b.double(), atol=1e-5)
-
-
-@claim("flex-score-mod-scaled-score")
-def test_score_mod_receives_the_scaled_score(causal_blocks):
-    q, k, v = qkv()
-    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    # Identity: the score it gets is already q.k / sqrt(d_k).
-    assert close(flex_attention(q, k, v, block_mask=causal_blocks), ref)
-    # Doubling the score it gets = doubling SDPA's scale.
-    out = flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: 2 * s,
-                         block_mask=causal_blocks)
-    assert close(out, F.scaled_dot_product_attention(
-        q, k, v, is_causal=True, scale=2 / math.sqrt(8)))
-    # scale= replaces 1/sqrt(d_k) before score_mod sees the score.
-    out = flex_attention(q, k, v, block_mask=causal_blocks, scale=0.5)
-    assert close(out, F.scaled_dot_product_attention(
-        q, k, v, is_causal=True, scale=0.5))
 
 
 @claim("flex-mask-mod-true-attends")

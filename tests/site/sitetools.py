@@ -35,10 +35,11 @@ def mkdocs_build(project: Path, site_dir: Path, *args, **env) -> subprocess.Comp
     )
 
 
-def copy_project(dest: Path) -> Path:
-    """A private copy of the sources, for tests that break something on purpose."""
+def copy_project(dest: Path, *, cache: bool = True) -> Path:
+    """A private copy of the sources, for tests that break something on purpose; with
+    `cache=False` without the executed notebooks and blocks (for tests that only check)."""
     dest.mkdir(parents=True, exist_ok=True)
-    for part in PROJECT_PARTS:
+    for part in PROJECT_PARTS if cache else [p for p in PROJECT_PARTS if p != ".termbase-cache"]:
         src = ROOT / part
         if not src.exists():
             continue

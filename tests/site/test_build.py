@@ -2,6 +2,7 @@
 
 import json
 import re
+from html import unescape
 
 from termbase.core.model import TermBase
 from tests.site.sitetools import DEFAULT, LANGS, PROJECT, page_for, prefix
@@ -125,3 +126,20 @@ def test_entries_have_the_same_sections_formulas_and_figures_in_every_language(b
             assert _structure(page_for(site, lang, url).read_text(encoding="utf-8")) == en, f"{lang}/{url}"
     with_figure = sum(bool(terms()[slug].get("figure")) for slug in terms())
     assert with_figure * 2 >= len(terms()), "at least half of the entries have a picture"
+
+
+def test_pages_for_machines_llms_txt_and_each_page_as_markdown(built_site):
+    site, _ = built_site
+    for lang in LANGS:
+        llms = (site / prefix(lang) / "llms.txt").read_text(encoding="utf-8")
+        assert llms.startswith(f"# {BASE.ui['site_name'][lang]}\n")
+        for slug, term in terms().items():
+            line = next((x for x in llms.splitlines() if f"/{prefix(lang)}glossary/{slug}/index.md)" in x), None)
+            assert line and " ".join(str(term[lang]["short"]).split()) in line, (lang, slug)
+        page = (site / prefix(lang) / "glossary" / "attention-mask" / "index.md").read_text(encoding="utf-8")
+        assert "--8<--" not in page and "{{" not in page, "every marker and include is expanded"
+        assert "def masked_attention(" in page, "the code blocks are in the Markdown, as tested"
+        assert "<a " not in page and "<span" not in page
+        html = page_for(site, lang, "glossary/attention-mask/").read_text(encoding="utf-8")
+        for code in re.findall(r"```python\n(.*?)```", page, re.S):
+            assert code.strip() in unescape(re.sub(r"<[^>]+>", "", html)), "the same code as the page"

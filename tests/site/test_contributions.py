@@ -78,25 +78,80 @@ BROKEN = {
     "source without URL": (lambda p: edit(p / "termbase/data/sources.yml", "url: https://arxiv.org/abs/1706.03762", "url: arxiv 1706.03762"),
                            "termbase/data/sources.yml:2: source 'vaswani2017' has no https URL"),
     "unknown section": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Origen", "## Historia"),
-                        f"unknown section 'Historia'"),
+                        "unknown section 'Historia' - an entry's sections are, in this order: Significados,"),
+    "formula placeholder": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "formula:\n  - ",
+                                           "formula:\n  - TODO(termbase) LaTeX, e.g. x\n  - "),
+                            f"termbase/data/terms/{ENTRY}.yml:7: 'formula.0' is still a placeholder - write it"),
+    "formula with a missing brace": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "formula:\n  - ",
+                                                    "formula:\n  - \\frac{1}{\\tau\n  - "),
+                                     f"termbase/data/terms/{ENTRY}.yml:7: formula 1 does not parse: 1 '{{' never closed - fix the LaTeX"),
+    "stray dollar in Danish prose": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder", "Det koster $V.\n\n## Kilder"),
+                                     "a '$' opens or closes no formula (the page would show it raw) - close the formula"),
+    "snippet module without BLOCKS": (lambda p: edit(p / "snippets/softmax.py", "BLOCKS = {", "EXAMPLES = {"),
+                                      "snippets/softmax.py:1: the module declares no BLOCKS - add `BLOCKS = {"),
+    "block without expected output": (lambda p: edit(p / "tests/test_softmax.py", '"demo": [', '"demonstration": ['),
+                                      "block 'demo' of snippets/softmax.py has no expected output - add \"demo\": [every line it prints]"),
+    "unknown slug": (lambda p: [(p / f"docs/glossary/attention-haed.{lang}.md").write_text(
+                         (p / f"docs/glossary/attention-head.{lang}.md").read_text(encoding="utf-8"), encoding="utf-8")
+                         for lang in LANGS],
+                     "page for 'attention-haed' has no term-base record - did you mean 'attention-head'?"),
+    "related term misspelled": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "related: [", "related: [softmx, "),
+                                "related term 'softmx' does not exist - did you mean 'softmax'?"),
+    "misspelled Danish word": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder", "Vi gennemgår trinene.\n\n## Kilder"),
+                               '"trinene" is not a Danish word - did you mean "trinnene"? (or add it to termbase/data/words/da.txt)'),
+    "misspelled Spanish word": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "La atencion de cada cabeza.\n\n## Fuentes"),
+                                '"atencion" is not a Spanish word - did you mean "atención"? (or add it to termbase/data/words/es.txt)'),
+    "avoided form on a page": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "Un núcleo fusionado lo calcula.\n\n## Fuentes"),
+                               '"núcleo fusionado" - write "kernel fusionado" (style guide: kernel)'),
+    "avoided form in an alt text": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "  figure_alt: \"Diagram: inputtet",
+                                                   "  figure_alt: \"Diagram med en opmærksomhedsmaske: inputtet"),
+                                    '"opmærksomhedsmaske" - write "attention-maske" (style guide: attention-maske)'),
+    "claim without a test": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "## Sources", "PyTorch does it. {{ claim:no-such-claim }}\n\n## Sources"),
+                             "claim 'no-such-claim' has no test - add a test decorated @claim(\"no-such-claim\") under tests/claims/"),
+    "whole-file include": (lambda p: edit(p / "docs/faq/common-mistakes.en.md", "\n## ", "\n```python\n--8<-- \"snippets/masks.py\"\n```\n\n## "),
+                           "'snippets/masks.py' embeds the whole file; embed a section, e.g. 'snippets/masks.py:code'"),
+    "unknown marker": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "{{ summary }}", "{{ sumary }}"),
+                       "unknown marker '{{ sumary }}' - did you mean '{{ summary }}'?"),
+    "missing interface string": (lambda p: edit(p / "termbase/data/ui.yml", ', da: "Lavet med"}', "}"),
+                                 "termbase/data/ui.yml:55: 'labels.made_with' has no 'da' string - add `da: ...` to it"),
+    "nav label without translation": (lambda p: edit(p / "mkdocs.yml", "      - Style guide: style-guide.md\n",
+                                                     "      - Style guide: style-guide.md\n      - Glossary again: glossary/index.md\n"),
+                                      "nav label 'Glossary again' has no translation - add `Glossary again: {es: ..., da: ...}`"),
 }
 
 
+def check_copy(project) -> list[str]:
+    """The checker's lines for a copy of the project, run in this process (the same function
+    `python -m termbase check` and every build run; see test_the_cli_and_the_build_refuse_it)."""
+    from termbase.core import check
+    from termbase.core.project import load
+
+    return [str(problem) for problem in check.run(load(project))]
+
+
 @pytest.mark.parametrize("kind", sorted(BROKEN))
-def test_broken_contribution_is_a_clear_error_and_a_failed_build(kind, tmp_path):
-    project = copy_project(tmp_path / "project")
+def test_broken_contribution_is_one_clear_line(kind, tmp_path):
+    project = copy_project(tmp_path / "project", cache=False)
     breaker, expected = BROKEN[kind]
     breaker(project)
-    result = termbase_cli(project, "check")
-    assert result.returncode == 1, result.stdout
-    assert expected in result.stdout, result.stdout
-    for line in result.stdout.splitlines()[:-1]:
+    lines = check_copy(project)
+    assert any(expected in line for line in lines), "\n".join(lines)
+    for line in lines:
         path_and_line, _, rest = line.partition(": ")
         assert path_and_line.rsplit(":", 1)[1].isdigit() and " - " in rest, line
+
+
+def test_the_cli_and_the_build_refuse_it(tmp_path):
+    project = copy_project(tmp_path / "project")
+    breaker, expected = BROKEN["avoided form on a page"]
+    breaker(project)
+    result = termbase_cli(project, "check")
+    assert result.returncode == 1 and expected in result.stdout, result.stdout
     site = tmp_path / "site"
     built = mkdocs_build(project, site)
     assert built.returncode != 0
     assert expected in built.stdout + built.stderr
+    assert "Traceback" not in built.stdout + built.stderr
     assert not site.exists(), "a failed build must leave no site for a deploy to pick up"
 
 
@@ -199,14 +254,24 @@ def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):
         "en: {term: key padding, short: Padding on the key side.}\n"
         "es: {term: relleno de claves, short: Relleno del lado de las claves.}\n"
         "da: {term: nøgle-padding, short: Padding på nøglesiden.}\n", encoding="utf-8")
-    for path in [*project.glob("docs/glossary/key-padding.*.md"), project / "snippets/key_padding.py"]:
-        text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace("TODO(termbase)", "Filled in").replace(
-            "*Filled in: an example", "*Filled in, an example"), encoding="utf-8")
+    # A sentence in each page's language for every placeholder line (the checker spells them).
+    sentences = {"en": "Key padding hides the padded keys.", "es": "El relleno de claves oculta las claves vacías.",
+                 "da": "Padding på nøglesiden skjuler de tomme nøgler."}
+    for lang, sentence in sentences.items():
+        path = project / f"docs/glossary/key-padding.{lang}.md"
+        lines = [(f"1. **{sentence}**" if line.startswith("1. ") else f"   *{sentence}*" if line.startswith("   *")
+                  else sentence) if "TODO(termbase)" in line else line
+                 for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    snippet = project / "snippets/key_padding.py"
+    snippet.write_text(snippet.read_text(encoding="utf-8").replace("TODO(termbase)", "Filled in"), encoding="utf-8")
     test = project / "tests/test_key_padding.py"
     test.write_text(test.read_text(encoding="utf-8").replace(
         'pytest.fail("TODO(termbase): compare key_padding with torch\'s reference implementation")',
         "assert key_padding(1) == 1"), encoding="utf-8")
+    quick = termbase_cli(project, "test", "key-padding")
+    assert quick.returncode == 0, quick.stdout + quick.stderr
+    assert "prints what its test declares" in quick.stdout
     checked = termbase_cli(project, "check")
     assert checked.returncode == 0, checked.stdout
     site = tmp_path / "site"

@@ -169,3 +169,17 @@ def test_sources_are_not_published_and_glossary_entries_link_the_notebooks(built
         index = page_for(site, lang, "notebooks/").read_text(encoding="utf-8")
         assert all(f'href="{name}/"' in index for name in NAMES)
 
+
+
+def test_the_committed_colab_notebooks_are_what_their_sources_give(tmp_path):
+    from termbase.cli import colab
+
+    written = colab.write_all(PROJECT, tmp_path)
+    assert len(written) == len(NAMES) * len(LANGS)
+    for path in written:
+        committed = PROJECT.root / "notebooks" / path.relative_to(tmp_path)
+        assert committed.is_file() and committed.read_bytes() == path.read_bytes(), (
+            f"{committed.relative_to(PROJECT.root)} is stale: run `.venv/bin/python -m termbase notebooks` and commit it")
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code"), "opened in Colab, it runs fresh"
+        assert "--8<--" not in path.read_text(encoding="utf-8"), "snippet sections are embedded"

@@ -37,8 +37,8 @@ def cross_attention_heads(padding=None):
     mha = MultiHeadAttention(32, 4, kdim=24, vdim=24)
     target = 2.0 * torch.randn(1, 4, 32)  # (B, L, d_model)
     source = 2.0 * torch.randn(1, 6, 24)  # (B, S, kdim)
-    attend = combine_masks(padding) if padding is not None else None  # (B, 1, 1, S)
-    return multi_head_attention_weights(mha, target, source, attend, average=False)[0]
+    attend = combine_masks(padding=padding) if padding is not None else None  # (B, 1, 1, S)
+    return multi_head_attention_weights(mha, target, source, attend=attend, average=False)[0]
 
 
 # --- the figures ------------------------------------------------------------------------------
@@ -256,7 +256,7 @@ def sdpa_pipeline(ax):
     masked = scaled.masked_fill(~attend, torch.finfo(scaled.dtype).min)
     weights = torch.softmax(masked, dim=-1)
     out = weights @ v
-    assert torch.allclose(out, scaled_dot_product_attention(q, k, v, attend), atol=1e-5)
+    assert torch.allclose(out, scaled_dot_product_attention(q, k, v, attend=attend), atol=1e-5)
     limit = scores.abs().max().item()
     stages = [  # (box label, matrix shown under it, kind, masked cells, colour scale)
         (r"$QK^\top$", scores, "signed", None, limit),

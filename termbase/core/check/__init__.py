@@ -46,6 +46,7 @@ def run(project: Project, *, spelling: bool = True) -> Report:
     if not records.check_data(base, report):
         return report  # without readable interface strings nothing else can be named
     records.check_records(base, report)
+    records.check_models(base, report)
     snippets.check_modules(project, report)
     notebooks.check_notebooks(project, report)
     page_texts = pages.check_pages(base, report)

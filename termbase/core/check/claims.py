@@ -3,6 +3,8 @@ of a page cites the same claims in the same order."""
 
 from __future__ import annotations
 
+import re
+
 from termbase.core import claims, notebook_source
 from termbase.core.project import Project
 
@@ -13,7 +15,7 @@ def check_claims(project: Project, pages, report) -> None:
     by_page: dict[str, dict[str, list[str]]] = {}
     for page in pages.values():
         for number, line in enumerate(page.text.splitlines(), 1):
-            for bad in claims.CITATION_LIKE.findall(line):
+            for bad in claims.CITATION_LIKE.findall(re.sub(r"`[^`]*`", "", line)):  # code may show the form
                 if not claims.CITATION.fullmatch(bad):
                     report.add(page.path, number, f"malformed claim citation '{bad}'",
                                "write `{{ claim:<id> }}` with a lowercase-with-hyphens id")
@@ -51,5 +53,5 @@ def _same_in_every_language(project: Project, paths: dict, per_lang: dict[str, l
     for lang, path in paths.items():
         found = per_lang.get(lang, [])
         if found != reference:
-            report.add(path, 1, f"cites the claims {found or '[]'} where the {project.default_language} version cites "
-                       f"{reference or '[]'}", "cite the same claims after the same sentences in every language")
+            report.add(path, 1, f"the {lang} text cites the claims {found or '[]'} where the {project.default_language} "
+                       f"text cites {reference or '[]'}", "cite the same claims after the same sentences in every language")

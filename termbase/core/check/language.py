@@ -96,7 +96,12 @@ def avoided_forms(base: TermBase, lang: str) -> list[Avoid]:
             forms.append((str(phrase), str(local.get("term", "")), f"term base: {slug}"))
     for rendering in base.style(lang).get("renderings") or []:
         for item in rendering.get("avoid") or []:
-            phrase, write = (next(iter(item.items())) if isinstance(item, dict) else (item, rendering.get("write")))
+            if isinstance(item, dict):
+                phrase, write = next(iter(item.items()))
+            elif ": " in str(item):  # "phrase: replacement" written as one quoted string
+                phrase, write = str(item).split(": ", 1)
+            else:
+                phrase, write = item, rendering.get("write")
             forms.append((str(phrase), str(write), f"style guide: {rendering.get('id', rendering.get('write'))}"))
     return [Avoid(p, w, why, re.compile(rf"(?<![\w-]){re.escape(p)}(?![\w-])", re.I)) for p, w, why in forms]
 
@@ -121,11 +126,15 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
             if check and check.get("pattern"):
                 patterns.append((re.compile(check["pattern"]), check.get("message", rule.get("rule", "")),
                                  check.get("fix", "see the style guide")))
+        # One pattern for all the forms of the language: lines x forms would be slow.
+        by_phrase = {form.phrase.lower(): form for form in forms}
+        anyone = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in sorted(by_phrase, key=len, reverse=True))
+                            + r")(?![\w-])", re.I) if forms else None
         for item in lines:
-            for form in forms:
-                for match in form.pattern.finditer(item.plain):
-                    found = item.text[match.start():match.end()]
-                    report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
+            for match in anyone.finditer(item.plain) if anyone else ():
+                form = by_phrase[match.group().lower()]
+                found = item.text[match.start():match.end()]
+                report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
             for pattern, message, fix in patterns:
                 if pattern.search(item.text):
                     report.add(item.path, item.line, message, f"{fix} (style guide: typography)")
@@ -188,11 +197,20 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
             where.setdefault(token, []).append(item)
             if token.endswith("."):
                 where.setdefault(token[:-1], []).append(item)
-    unknown = spelling.unknown(dictionary, frozenset(where), personal)
+    every_part = {part for word in where for part in spelling.parts(word)}
+    unknown = spelling.unknown(dictionary, frozenset(where) | every_part, personal)
+
+    def wrong(word: str) -> bool:
+        # A compound is right when hunspell knows it whole (Danish compounds, the word list's
+        # "decoder-only") or knows each of its parts ("padding-masken", "gray-scale").
+        if word not in unknown:
+            return False
+        return not spelling.parts(word) or any(part in unknown for part in spelling.parts(word))
+
     # A word before a full stop is fine if the dictionary knows it with the stop (an
     # abbreviation such as "dvs.") or without it (the end of a sentence).
-    flagged = sorted((w for w in unknown if not w.endswith(".") and (w + ".") in unknown or
-                      not w.endswith(".") and (w + ".") not in where),
+    flagged = sorted((w for w in where if not w.endswith(".") and wrong(w) and
+                      ((w + ".") not in where or wrong(w + "."))),
                      key=lambda w: (str(where[w][0].path), where[w][0].line))
     # hunspell's suggestions are slow to compute: for the first few words only.
     guesses = spelling.suggestions(dictionary, tuple(flagged[:SUGGESTED]), personal)
@@ -209,8 +227,7 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
                 report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
     # A listed word is needed when the text uses it (alone or in a compound) and the dictionary
     # alone does not know it: any other entry could hide a misspelling, so it must go.
-    parts = {part for word in where if not word.endswith(".") for part in [word, *word.split("-")]}
-    needed = spelling.unknown(dictionary, frozenset(parts))
+    needed = spelling.unknown(dictionary, frozenset(w for w in where if not w.endswith(".")) | every_part)
     needed_lower = {w.lower() for w in needed}
     for word, number in known.items():
         if word not in needed and word.lower() not in needed_lower:

@@ -154,3 +154,45 @@ def check_records(base: TermBase, report) -> dict:
                            "terms must be unique per language")
             seen[lang][name] = slug
     return {slug: record for slug, (_, record, _) in records.items()}
+
+
+MODEL_COLUMNS = ("attention", "query_heads", "kv_heads", "head_dim", "positions", "rope_theta", "sliding_window",
+                 "soft_capping", "qk_norm")
+
+
+def check_models(base: TermBase, report) -> None:
+    """termbase/data/models.yml: every model names existing entries, and every value has a source."""
+    path = base.project.data_dir / "models.yml"
+    if not path.is_file():
+        return
+    data, lines = yamlfile.load(path, report)
+    models = (data or {}).get("models") if isinstance(data, dict) else None
+    if data is not None and not isinstance(models, list):
+        report.add(path, 1, "no list of models", "write `models:` followed by one `- id: ...` mapping per model")
+        return
+    terms, sources = base.terms, base.sources or {}
+    for index, model in enumerate(models or []):
+        def at(*keys):
+            return yamlfile.line_of(lines, ("models", index, *keys))
+
+        if not isinstance(model, dict) or not SLUG.fullmatch(str(model.get("id", ""))) or not model.get("name"):
+            report.add(path, at(), f"model {index + 1} needs an `id` (lowercase-with-hyphens) and a `name`",
+                       "add them as the publisher writes the name")
+            continue
+        for n, slug in enumerate(model.get("entries") or []):
+            if slug not in terms:
+                report.add(path, at("entries", n), f"model '{model['id']}' links to entry '{slug}', which does not exist",
+                           did_you_mean(slug, terms))
+        for column in MODEL_COLUMNS:
+            cell = model.get(column)
+            if not isinstance(cell, dict) or "value" not in cell:
+                report.add(path, at(column) if column in model else at(), f"model '{model['id']}' has no `{column}`",
+                           f"write `{column}: {{value: ..., source: ...}}` (value null when not published)")
+                continue
+            value, source = cell.get("value"), cell.get("source")
+            if value is not None and source not in sources:
+                report.add(path, at(column), f"`{column}` of '{model['id']}' has no known source ('{source}')",
+                           "name an id of termbase/data/sources.yml, or write `value: null` (not published)")
+            if column == "positions" and value not in (None, "none", "learned-absolute") and value not in terms:
+                report.add(path, at(column), f"positions of '{model['id']}' is '{value}', not an entry",
+                           "use the slug of a position entry (e.g. rotary-position-embedding) or learned-absolute")

@@ -1,0 +1,69 @@
+"""Claims about float16 and bfloat16 (torch 2.13.0, CPU)."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tests.claims import claim
+
+
+def large_logits():
+    """q, k, v in float32, d_k = 64: q.k = 40 * 40 * 64 = 102400 for the aligned pair, above
+    float16's largest finite value 65504; the scaled score 102400 / 8 = 12800 fits."""
+    gen = torch.Generator().manual_seed(0)
+    q = 40 * (torch.randint(0, 2, (1, 1, 3, 64), generator=gen) * 2 - 1).float()
+    k = q.flip(-2)  # key 2 - i is aligned with query i
+    v = torch.randn(1, 1, 3, 64, generator=gen)
+    return q, k, v
+
+
+@claim("half-matmul-overflows")
+def test_float16_product_overflows_before_the_scale():
+    assert torch.finfo(torch.float16).max == 65504
+    q, k, _ = large_logits()
+    q, k = q.half(), k.half()
+    product = q @ k.transpose(-2, -1)
+    assert product.isinf().any()
+    scaled = product / math.sqrt(64)
+    assert scaled.isinf().any()  # dividing afterwards does not help
+    assert ((q / math.sqrt(64)) @ k.transpose(-2, -1)).isfinite().all()  # the scaled score fits
+    assert (q.float() @ k.float().transpose(-2, -1)).abs().max() == 102400
+
+
+@claim("sdpa-half-no-overflow")
+def test_sdpa_float16_stays_finite():
+    q, k, v = large_logits()
+    out = F.scaled_dot_product_attention(q.half(), k.half(), v.half())
+    assert out.dtype == torch.float16 and out.isfinite().all()
+    assert torch.allclose(out.float(), F.scaled_dot_product_attention(q, k, v), atol=1e-2)
+
+
+@claim("half-masked-fill-raises")
+def test_minus_1e9_in_float16():
+    scores = torch.zeros(2, 3, dtype=torch.float16)
+    mask = torch.tensor([[False, True, True], [False, False, True]])
+    with pytest.raises(RuntimeError, match="value cannot be converted to type c10::Half without overflow"):
+        scores.masked_fill(mask, -1e9)
+    assert (scores + -1e9).isneginf().all()
+    assert torch.tensor(-1e9).half().isneginf()
+
+
+@claim("bfloat16-neg-1e9")
+def test_minus_1e9_in_bfloat16():
+    assert torch.tensor(-1e9).to(torch.bfloat16).item() == -998244352
+    filled = torch.zeros(2, dtype=torch.bfloat16).masked_fill(torch.tensor([True, False]), -1e9)
+    assert filled[0].item() == -998244352  # no error in bfloat16
+
+
+@claim("half-finfo-min-mask")
+def test_finfo_min_mask_in_half_precision():
+    gen = torch.Generator().manual_seed(1)
+    padding = torch.tensor([False, False, True, True])
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        scores = torch.randn(3, 4, generator=gen).to(dtype)
+        weights = torch.softmax(scores.masked_fill(padding, torch.finfo(dtype).min), dim=-1)
+        assert weights.isfinite().all()
+        assert (weights[:, 2:] == 0).all()
+        assert torch.allclose(weights.float().sum(-1), torch.ones(3), atol=1e-2)

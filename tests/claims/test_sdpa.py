@@ -1,0 +1,216 @@
+"""Claims about torch.nn.functional.scaled_dot_product_attention (torch 2.13.0, CPU)."""
+
+import math
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.bias import causal_lower_right
+
+from tests.claims import claim
+
+
+def qkv(batch=2, heads=2, length=3, source=4, d_k=8, kv_heads=None, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(batch, heads, length, d_k, generator=gen)
+    k = torch.randn(batch, kv_heads or heads, source, d_k, generator=gen)
+    v = torch.randn(batch, kv_heads or heads, source, d_k, generator=gen)
+    return q, k, v
+
+
+def reference(q, k, v, mask=None, scale=None):
+    """softmax(q k^T * scale + mask) v, written out in float64."""
+    q, k, v = q.double(), k.double(), v.double()
+    scores = q @ k.transpose(-2, -1) * (scale or 1 / math.sqrt(q.size(-1)))
+    if mask is not None and mask.dtype == torch.bool:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    elif mask is not None:
+        scores = scores + mask
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def close(a, b):
+    return torch.allclose(a.double(), b.double(), atol=1e-5)
+
+
+@claim("sdpa-bool-mask-true-attends")
+def test_boolean_mask_true_takes_part():
+    q, k, v = qkv()
+    attend = torch.tensor([True, True, False, False]).expand(3, 4)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+    assert close(out, F.scaled_dot_product_attention(q, k[..., :2, :], v[..., :2, :]))
+
+
+@claim("mha-sdpa-mask-swap-silent")
+def test_a_padding_mask_passed_as_is_is_silently_inverted():
+    q, k, v = qkv(batch=1)
+    padding = torch.tensor([[False, False, False, True]])  # key_padding_mask style: True = pad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning either
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=padding[:, None, None, :])
+    # SDPA attended to the padded key ONLY.
+    assert close(out, v[..., 3:, :].expand_as(out))
+
+
+@claim("sdpa-mask-broadcasts")
+def test_mask_broadcasts_from_two_dims_up():
+    N, Hh, L, S = 2, 2, 3, 4
+    q, k, v = qkv(N, Hh, L, S)
+    gen = torch.Generator().manual_seed(1)
+    full = torch.rand(N, Hh, L, S, generator=gen) < 0.7
+    full[..., 0] = True
+    for shape in [(L, S), (1, S), (N, 1, 1, S), (N, 1, L, S), (Hh, L, S), (1, Hh, 1, S)]:
+        # a block of `full` with this shape: e.g. (1, S) is full[0, 0, :1, :]
+        mask = full[(0,) * (4 - len(shape)) + tuple(slice(0, n) for n in shape)]
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert close(out, reference(q, k, v, mask.expand(N, Hh, L, S)))
+    # A 1-D (S,) mask broadcasts too, but the default CPU path for 4-D inputs refuses it;
+    # the math backend takes it.
+    mask = full[0, 0, 0]
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    with sdpa_kernel(SDPBackend.MATH):
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert close(out, reference(q, k, v, mask.expand(N, Hh, L, S)))
+
+
+@claim("sdpa-is-causal-upper-left")
+def test_is_causal_is_the_upper_left_triangle():
+    for length, source in [(4, 4), (2, 5), (5, 3)]:
+        q, k, v = qkv(length=length, source=source)
+        upper_left = torch.ones(length, source, dtype=torch.bool).tril()
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=upper_left))
+
+
+@claim("sdpa-causal-lower-right")
+def test_causal_lower_right_is_the_lower_right_triangle():
+    for length, source in [(4, 4), (2, 5)]:
+        q, k, v = qkv(length=length, source=source)
+        lower_right = torch.ones(length, source, dtype=torch.bool).tril(diagonal=source - length)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(length, source))
+        assert close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=lower_right))
+
+
+@claim("sdpa-mask-and-is-causal-backend")
+def test_mask_and_is_causal_depends_on_the_backend():
+    q, k, v = qkv(length=4, source=4)
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask[:, 1] = False  # drop key 1
+    with sdpa_kernel(SDPBackend.MATH):
+        with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
+            F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
+    # The default CPU path for 4-D float32 inputs: no error, and both masks apply.
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
+    both = mask & torch.ones(4, 4, dtype=torch.bool).tril()
+    assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-6)
+
+
+def fully_masked_query():
+    """Query 0 may attend no key."""
+    attend = torch.ones(3, 4, dtype=torch.bool)
+    attend[0] = False
+    return attend
+
+
+@claim("sdpa-fully-masked-row-zeros")
+def test_fully_masked_row_gives_zeros():
+    q, k, v = qkv()
+    attend = fully_masked_query()
+    minus_inf = torch.zeros(3, 4).masked_fill(~attend, float("-inf"))
+    for mask in (attend, minus_inf):
+        for backend in (None, SDPBackend.MATH):
+            if backend is None:
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            else:
+                with sdpa_kernel(backend):
+                    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            assert (out[..., 0, :] == 0).all()
+            assert close(out[..., 1:, :], reference(q, k, v, attend)[..., 1:, :])
+
+
+@claim("sdpa-finfo-min-row-uniform")
+def test_finfo_min_mask_gives_the_uniform_average():
+    q, k, v = qkv()
+    attend = fully_masked_query()
+    mask = torch.zeros(3, 4).masked_fill(~attend, torch.finfo(torch.float32).min)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert close(out[..., 0, :], v.mean(dim=-2))
+
+
+@claim("sdpa-default-scale")
+def test_default_scale_is_one_over_sqrt_d_k():
+    q, k, v = qkv(d_k=16)
+    out = F.scaled_dot_product_attention(q, k, v)
+    assert close(out, reference(q, k, v, scale=1 / math.sqrt(16)))
+    assert close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25))
+    assert not close(out, reference(q, k, v, scale=1.0))
+
+
+@claim("sdpa-dropout-in-eval")
+def test_dropout_p_applies_in_eval():
+    class Attention(nn.Module):
+        def forward(self, q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+    q, k, v = qkv()
+    model = Attention().eval()
+    torch.manual_seed(0)
+    assert not torch.equal(model(q, k, v), model(q, k, v))
+    assert not close(model(q, k, v), F.scaled_dot_product_attention(q, k, v))
+    assert torch.equal(  # dropout_p=0.0: deterministic
+        F.scaled_dot_product_attention(q, k, v, dropout_p=0.0), F.scaled_dot_product_attention(q, k, v)
+    )
+
+
+@claim("sdpa-enable-gqa")
+def test_enable_gqa_is_repeat_interleave():
+    q, k, v = qkv(heads=6, kv_heads=2)
+    out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    interleaved = F.scaled_dot_product_attention(
+        q, k.repeat_interleave(3, dim=1), v.repeat_interleave(3, dim=1)
+    )
+    tiled = F.scaled_dot_product_attention(q, k.repeat(1, 3, 1, 1), v.repeat(1, 3, 1, 1))
+    assert close(out, interleaved) and not close(out, tiled)
+    with pytest.raises(RuntimeError):
+        F.scaled_dot_product_attention(q, k, v)
+
+
+@claim("sdpa-backends")
+def test_backends_enum():
+    assert list(SDPBackend.__members__) == [
+        "ERROR", "MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "OVERRIDEABLE",
+    ]
+
+
+@claim("sdpa-float-mask-other-dtype")
+def test_float32_mask_with_half_inputs():
+    q, k, v = qkv()
+    mask = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    for dtype in (torch.float16, torch.bfloat16):
+        low = [t.to(dtype) for t in (q, k, v)]
+        out = F.scaled_dot_product_attention(*low, attn_mask=mask)  # float32 mask
+        assert out.dtype == dtype
+        same = F.scaled_dot_product_attention(*low, attn_mask=mask.to(dtype))
+        assert torch.allclose(out.float(), same.float(), atol=2e-2)
+        assert torch.allclose(out.float(), reference(q, k, v, mask).float(), atol=2e-2)
+
+
+@claim("sdpa-no-projection")
+def test_sdpa_uses_q_k_v_as_given():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 2, 5, 4).unbind(0)  # (B, h, L, d_k)
+    out = F.scaled_dot_product_attention(q, k, v)
+    by_hand = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1) @ v
+    assert torch.allclose(out, by_hand, atol=1e-6)
+    assert out.shape == (2, 2, 5, 4)
+
+
+@claim("sdpa-returns-output-only")
+def test_sdpa_returns_one_tensor_never_the_weights():
+    q = torch.randn(1, 1, 3, 4)
+    out = F.scaled_dot_product_attention(q, q, q)
+    assert isinstance(out, torch.Tensor) and out.shape == (1, 1, 3, 4)

@@ -1,0 +1,37 @@
+"""Claims about torch.softmax and exp (torch 2.13.0, CPU)."""
+
+import torch
+
+from tests.claims import claim
+
+
+@claim("softmax-all-inf-nan")
+def test_softmax_of_all_minus_inf_is_nan():
+    row = torch.full((2, 3), float("-inf"))
+    assert torch.softmax(row, dim=-1).isnan().all()
+    assert torch.softmax(row.half(), dim=-1).isnan().all()
+
+
+@claim("softmax-naive-overflows")
+def test_naive_softmax_overflows_in_float32():
+    scores = torch.tensor([1000.0, 1001.0, 1002.0])
+    assert scores.exp().isinf().all()
+    assert (scores.exp() / scores.exp().sum()).isnan().all()  # inf / inf
+
+
+@claim("softmax-stable-large-scores")
+def test_torch_softmax_is_shift_invariant_and_finite():
+    small = torch.tensor([1.0, 2.0, 3.0])
+    weights = torch.softmax(small + 1000.0, dim=-1)
+    assert weights.isfinite().all()
+    assert torch.allclose(weights, torch.softmax(small, dim=-1))
+
+
+@claim("softmax-dim-normalises")
+def test_softmax_normalises_along_its_dim():
+    scores = torch.randn(4, 5, generator=torch.Generator().manual_seed(0))  # (L, S)
+    over_keys = torch.softmax(scores, dim=-1)
+    over_queries = torch.softmax(scores, dim=-2)
+    assert torch.allclose(over_keys.sum(-1), torch.ones(4))  # rows
+    assert torch.allclose(over_queries.sum(-2), torch.ones(5))  # columns
+    assert not torch.allclose(over_queries.sum(-1), torch.ones(4))

@@ -1,0 +1,88 @@
+"""The layers hold: the checks import neither MkDocs nor torch; the one cache is safe across
+processes; Material's markup that the site overrides is still what the overrides copied."""
+
+import hashlib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import material
+
+from termbase.run.cache import Cache
+from tests.site.sitetools import ROOT, build_env
+
+
+def test_check_imports_neither_mkdocs_nor_torch():
+    probe = ("import sys, runpy\n"
+             "sys.argv = ['termbase', 'check', '--no-spelling']\n"
+             "try:\n    runpy.run_module('termbase', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'mkdocs', 'torch', 'material', 'jinja2'})\n"
+             "print('HEAVY', heavy)\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env=build_env())
+    assert "HEAVY []" in result.stdout, result.stdout + result.stderr
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from termbase.run.cache import Cache
+cache = Cache(Path(sys.argv[1]))
+with cache.lock("notebooks", "k1"):
+    if cache.get("notebooks", "k1") is None:
+        print("started", flush=True)
+        time.sleep(1.0)  # a long computation: the other process must wait for it, not redo it
+        cache.put_json("notebooks", "k1", {"by": sys.argv[2]})
+        print("computed", flush=True)
+    else:
+        print("reused", flush=True)
+"""
+
+
+def test_two_processes_computing_one_entry_compute_it_once(tmp_path):
+    def start(name):
+        return subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name], cwd=ROOT, env=build_env(),
+                                stdout=subprocess.PIPE, text=True)
+
+    first = start("first")
+    assert first.stdout.readline().strip() == "started"
+    second = start("second")  # starts while the first holds the lock
+    outputs = [first.communicate(timeout=60)[0].split(), second.communicate(timeout=60)[0].split()]
+    assert outputs == [["computed"], ["reused"]]
+    assert Cache(tmp_path).get_json("notebooks", "k1") == {"by": "first"}
+    assert not [p for p in (tmp_path / "notebooks").iterdir() if p.name.startswith(".")], "no temporary folder left"
+
+
+def test_a_failed_write_leaves_no_entry(tmp_path):
+    cache = Cache(tmp_path)
+
+    def broken(folder):
+        (folder / "half").write_text("x")
+        raise RuntimeError("interrupted")
+
+    try:
+        cache.put("blocks", "k2", broken)
+    except RuntimeError:
+        pass
+    assert cache.get("blocks", "k2") is None
+    assert list((tmp_path / "blocks").iterdir()) == []
+
+
+# Material's own templates that overrides/ copies or extends, as they were when the overrides
+# were written (9.8.2). If Material changes one, re-read it and update the override, then this.
+UPSTREAM = {
+    "partials/alternate.html": "572b1d4dae61",
+    "partials/copyright.html": "bc86bca3bf75",
+    "404.html": "80c93494b543",
+}
+
+
+def test_the_overridden_material_templates_are_unchanged_upstream():
+    templates = Path(material.__file__).parent / "templates"
+    found = {name: hashlib.sha256((templates / name).read_bytes()).hexdigest()[:12] for name in UPSTREAM}
+    assert found == UPSTREAM, f"Material's templates changed: review overrides/ against them ({found})"
+    base = (templates / "base.html").read_text(encoding="utf-8")
+    for block in ("site_meta", "extrahead", "content", "scripts"):
+        assert "{% block " + block + " %}" in base, f"Material's base.html has no block {block} any more"
+    assert "config.extra.alternate is iterable" in base, "the head's alternate links changed (see languages.Switcher)"
