@@ -57,28 +57,59 @@ def citations(text: str) -> list[tuple[int, str]]:
             for claim_id in CITATION.findall(re.sub(r"`[^`]*`", "", line))]
 
 
-SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[^\s\w]*[\w¿¡«“\"(`*$])")
+# A sentence ends at . ! or ? before the next one's first word; a colon or a semicolon does
+# not end it (the claims page would show a clause without its subject).
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\w]*[\w¿¡«“\"(`*$])")
 
 
-def cited_sentences(text: str) -> list[tuple[int, str, str]]:
-    """(line, claim id, the sentence it follows) of every citation of a Markdown text."""
+BULLET = re.compile(r"\s*[-*+]\s+")
+ORDERED = re.compile(r"\s*\d+\.\s+")
+
+
+def cited_sentences(text: str, abbreviations=()) -> list[tuple[int, str, str]]:
+    """(line, claim id, the sentence it follows) of every citation of a Markdown text.
+    `abbreviations` (the style guide's, e.g. "e.g.", "pr.", "et al.") do not end a sentence."""
     found = []
     paragraph: list[tuple[int, str]] = []
+    endings = tuple(a.lower() for a in abbreviations)
+
+    def last_sentence(before: str) -> str:
+        pieces = SENTENCE_END.split(before)
+        sentence = pieces.pop()
+        while pieces and _whole_word(pieces[-1], endings):
+            sentence = pieces.pop() + " " + sentence
+        return sentence
 
     def close():
         joined = " ".join(line.strip() for _, line in paragraph)
         for match in CITATION.finditer(joined):
             before = CITATION.sub("", joined[: match.start()]).strip()
-            sentence = SENTENCE_END.split(before)[-1] if before else ""
+            sentence = last_sentence(before) if before else ""
             number = next((n for n, line in paragraph if match.group() in line), paragraph[0][0])
             found.append((number, match.group(1), sentence.strip()))
 
+    in_list = False
     for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            paragraph.append((number, line))
-        elif paragraph:
+        # A bullet starts an item anywhere; "2." only in a list or after a blank line (inside
+        # a paragraph, "1000." at the start of a line is a number, as in CommonMark).
+        item = BULLET.match(line) or (ORDERED.match(line) if in_list or not paragraph else None)
+        if item and paragraph:  # each item of a list is a paragraph of its own
             close()
             paragraph = []
+        if item:
+            in_list = True
+        if line.strip():
+            paragraph.append((number, line[item.end():] if item else line))
+        elif paragraph:
+            close()
+            paragraph, in_list = [], False
     if paragraph:
         close()
     return found
+
+
+def _whole_word(text: str, endings: tuple[str, ...]) -> bool:
+    """Whether `text` ends with one of `endings` as a word of its own ("pr.", not "Spr.")."""
+    lower = text.lower()
+    return any(lower.endswith(e) and (len(lower) == len(e) or not lower[-len(e) - 1].isalnum())
+               for e in endings)

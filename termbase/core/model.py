@@ -84,6 +84,28 @@ class TermBase:
     def sources(self) -> dict:
         return read_yaml(self.project.data_dir / "sources.yml") or {}
 
+    def source_title(self, source_id: str, lang: str) -> str:
+        """A source's title in `lang`. A paper keeps the title it was published under; a
+        description (a config file, a documentation page) may be a mapping with one per
+        language, e.g. `title: {en: "PyTorch documentation: ...", es: "Documentación ..."}`."""
+        title = self.sources[source_id]["title"]
+        if isinstance(title, dict):
+            return str(title.get(lang) or title[self.default_language])
+        return str(title)
+
+    def number(self, value: int | float, lang: str) -> str:
+        """A number written as the language writes it (ui.yml: decimal_separator,
+        thousands_separator, and thousands_from, the fewest digits that get a separator:
+        Spanish writes 4096 but 65 504, with a no-break space)."""
+        text = f"{value:,}"
+        if "." in text:  # a float: 50.0 is written 50, 0.25 keeps its digits
+            text = text.rstrip("0").rstrip(".")
+        whole, _, fraction = text.partition(".")
+        if len(whole.replace(",", "").lstrip("-")) < int(self.t("thousands_from", lang)):
+            whole = whole.replace(",", "")
+        whole = whole.replace(",", self.t("thousands_separator", lang))
+        return whole + (self.t("decimal_separator", lang) + fraction if fraction else "")
+
     def style(self, lang: str) -> dict:
         path = self.project.data_dir / "style" / f"{lang}.yml"
         return (read_yaml(path) or {}) if path.is_file() else {}

@@ -5,6 +5,13 @@ git (one `git log` for the whole docs folder); a file with uncommitted changes c
 changed now, so an uncommitted English edit marks its translations outdated until they are
 edited too (or committed after it). Without git history (a shallow or exported tree) nothing
 is reported outdated.
+
+Two commit trailers say what the dates cannot (README, Translations):
+- `Translations: unaffected` on a commit whose English edits need no translation (a typo, a
+  respelling): its English files keep the date they had before it.
+- `Translation-reviewed: docs/glossary/softmax.es.md` (one line per file) on a commit that
+  touches nothing, or anything: a translator checked that file against its English page, so it
+  counts as changed by that commit.
 """
 
 from __future__ import annotations
@@ -25,30 +32,50 @@ class PageStatus:
     outdated: bool
 
 
+UNAFFECTED = "Translations"  # trailer key; the value "unaffected" skips English files
+REVIEWED = "Translation-reviewed"  # trailer key; the value is a translation's path
+
+
+def _git(project: Project, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project.root, capture_output=True, text=True,
+                          check=True).stdout
+
+
 def commit_times(project: Project) -> dict[str, float]:
-    """Path (relative to the project) -> time of the last commit that touched it, or now."""
+    """Path (relative to the project) -> time of the last commit that changed it, or now."""
+    # A commit's header line: @time, a tab, its `Translations:` trailer values.
+    header = f"@%ct%x09%(trailers:key={UNAFFECTED},valueonly,separator=%x2C)"
     try:
-        log = subprocess.run(
-            ["git", "log", "--format=@%ct", "--name-only", "--no-renames", "--", "docs"],
-            cwd=project.root, capture_output=True, text=True, check=True,
-        ).stdout
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=all", "--", "docs"],
-            cwd=project.root, capture_output=True, text=True, check=True,
-        ).stdout
+        log = _git(project, "log", f"--format={header}", "--name-only", "--no-renames", "--", "docs")
+        reviews = _git(project, "log", f"--format=@%ct%n%(trailers:key={REVIEWED},valueonly)")
+        dirty = _git(project, "status", "--porcelain", "--untracked-files=all", "--", "docs")
     except (OSError, subprocess.CalledProcessError):
         return {}
     times: dict[str, float] = {}
-    current = 0.0
+    current, unaffected = 0.0, False
     for line in log.splitlines():
         if line.startswith("@"):
-            current = float(line[1:])
-        elif line and line not in times:
+            stamp, _, trailer = line[1:].partition("\t")
+            current = float(stamp)
+            unaffected = "unaffected" in trailer.lower()
+        elif line and line not in times and not (unaffected and _is_source(project, line)):
             times[line] = current  # newest first: the first time seen is the last change
+    current = 0.0
+    for line in reviews.splitlines():
+        if line.startswith("@"):
+            current = float(line[1:])
+        elif line.strip() and times.get(line.strip(), 0.0) < current:
+            times[line.strip()] = current
     now = time.time()
     for line in dirty.splitlines():
         times[line[3:].strip().strip('"')] = now
     return times
+
+
+def _is_source(project: Project, path: str) -> bool:
+    """Whether `path` (docs/...) is a page in the default language, which translations follow."""
+    parsed = page_lang(path.removeprefix("docs/"), project.languages)
+    return parsed is not None and parsed[1] == project.default_language
 
 
 class Status:

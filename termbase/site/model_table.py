@@ -30,7 +30,7 @@ def _cell(base: TermBase, lang: str, column: str, cell, link) -> str:
         elif isinstance(value, str) and value in words:
             text = words[value][lang]
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            text = f"{value:,}".replace(",", base.t("thousands_separator", lang))
+            text = base.number(value, lang)
         else:
             text = str(value)
     if isinstance(cell, dict) and cell.get("note"):
@@ -65,5 +65,5 @@ def model_table(base: TermBase, lang: str, src_uri: str) -> str:
     for source_id in used:
         src = base.sources[source_id]
         who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
-        notes.append(f"[^{source_id}]: {who}[{src['title']}]({src['url']})")
+        notes.append(f"[^{source_id}]: {who}[{base.source_title(source_id, lang)}]({src['url']})")
     return "\n".join(rows) + "\n\n" + "\n".join(notes)

@@ -129,7 +129,7 @@ class Pages:
     def source_line(self, source_id: str) -> str:
         src = self.base.sources[source_id]
         who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
-        return f"- {who}[{src['title']}]({src['url']})"
+        return f"- {who}[{self.base.source_title(source_id, self.lang)}]({src['url']})"
 
     # --- other pages ------------------------------------------------------------------------
 
@@ -221,7 +221,8 @@ class Pages:
         docs = project.docs
         for path in sorted(docs.rglob(f"*.{self.lang}.md")):
             neutral = path.relative_to(docs).as_posix().rsplit(".", 2)[0] + ".md"
-            for _, claim_id, sentence in claims.cited_sentences(path.read_text(encoding="utf-8")):
+            abbreviations = self.base.style(self.lang).get("abbreviations") or ()
+            for _, claim_id, sentence in claims.cited_sentences(path.read_text(encoding="utf-8"), abbreviations):
                 # The sentence's own links are relative to its page: here they are its words.
                 sentence = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", sentence)
                 cited.setdefault(claim_id, []).append((neutral, sentence))

@@ -143,3 +143,19 @@ def test_pages_for_machines_llms_txt_and_each_page_as_markdown(built_site):
         html = page_for(site, lang, "glossary/attention-mask/").read_text(encoding="utf-8")
         for code in re.findall(r"```python\n(.*?)```", page, re.S):
             assert code.strip() in unescape(re.sub(r"<[^>]+>", "", html)), "the same code as the page"
+
+
+def test_sources_are_listed_in_the_page_language_where_they_have_a_translated_title(built_site):
+    """A description of a source (a config file, a documentation page) is translated; a
+    paper's title is not. Each entry lists its sources with the title of its language."""
+    site, _ = built_site
+    translated = [sid for sid, src in BASE.sources.items() if isinstance(src["title"], dict)]
+    assert translated, "descriptive sources have titles per language in sources.yml"
+    for slug, record in terms().items():
+        for lang in LANGS:
+            text = unescape(page_for(site, lang, f"glossary/{slug}/").read_text(encoding="utf-8"))
+            for sid in record["sources"]:
+                assert BASE.source_title(sid, lang) in text, f"{lang}/glossary/{slug}/: source {sid}"
+                title = BASE.sources[sid]["title"]
+                if isinstance(title, dict) and lang != DEFAULT and title.get(lang):
+                    assert title[DEFAULT] not in text, f"{lang}/glossary/{slug}/ shows {sid} in English"

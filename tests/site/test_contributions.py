@@ -99,6 +99,13 @@ BROKEN = {
                                 "related term 'softmx' does not exist - did you mean 'softmax'?"),
     "misspelled Danish word": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder", "Vi gennemgår trinene.\n\n## Kilder"),
                                '"trinene" is not a Danish word - did you mean "trinnene"? (or add it to termbase/data/words/da.txt)'),
+    "symbol instead of a no-break space": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes",
+                                                          "Ocupa 320\u237dKiB por token.\n\n## Fuentes"),
+                                           "⍽ (U+237D, a visible symbol) in the text - write a no-break space (U+00A0)"),
+    "source title for an unknown language": (lambda p: edit(p / "termbase/data/sources.yml",
+                                                            "title: Attention Is All You Need",
+                                                            "title: {en: Attention Is All You Need, fr: Attention}"),
+                                             "source 'vaswani2017' has titles for ['en', 'fr'] - give `en:` and only"),
     "misspelled Spanish word": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "La atencion de cada cabeza.\n\n## Fuentes"),
                                 '"atencion" is not a Spanish word - did you mean "atención"? (or add it to termbase/data/words/es.txt)'),
     "avoided form on a page": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "Un núcleo fusionado lo calcula.\n\n## Fuentes"),
@@ -240,7 +247,27 @@ def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
     fresh = (site / "da/index.html").read_text(encoding="utf-8")
     assert "ældre end den seneste" not in fresh
     status_page = (site / "es/status/index.html").read_text(encoding="utf-8")
-    assert f"glossary/{ENTRY}.md" in status_page and "Desactualizadas" in status_page
+    assert f"glossary/{ENTRY}.md" in status_page and "Sin actualizar" in status_page
+
+
+def test_commit_trailers_say_which_english_edits_translations_follow(tmp_path):
+    """`Translations: unaffected` keeps a respelling from outdating the translations;
+    `Translation-reviewed: <file>` marks one translation checked (README, Translations)."""
+    project = copy_project(tmp_path / "project")
+    _git(project, "init", "-q", when="2026-01-01T00:00:00")
+    _git(project, "add", "-A", when="2026-01-01T00:00:00")
+    _git(project, "commit", "-qm", "all", when="2026-01-01T00:00:00")
+    edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA respelled sentence.\n")
+    _git(project, "commit", "-qam", "Respell\n\nTranslations: unaffected", when="2026-02-01T00:00:00")
+    assert "outdated" not in termbase_cli(project, "status").stdout.split("\n", 2)[-1]
+    edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA new English sentence.\n")
+    _git(project, "commit", "-qam", "English changed", when="2026-03-01T00:00:00")
+    status = termbase_cli(project, "status").stdout
+    assert f"es: glossary/{ENTRY}.md outdated" in status and f"da: glossary/{ENTRY}.md outdated" in status
+    _git(project, "commit", "-q", "--allow-empty", "-m",
+         f"Checked\n\nTranslation-reviewed: docs/glossary/{ENTRY}.da.md", when="2026-04-01T00:00:00")
+    status = termbase_cli(project, "status").stdout
+    assert f"es: glossary/{ENTRY}.md outdated" in status and f"da: glossary/{ENTRY}.md" not in status
 
 
 def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):

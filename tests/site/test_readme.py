@@ -17,7 +17,10 @@ def test_readme_has_exactly_a_serve_and_a_test_command():
     serve, test = commands
     assert serve.startswith("python3 -m venv .venv && ") and serve.endswith(".venv/bin/mkdocs serve")
     assert test.startswith("python3 -m venv .venv && ") and test.endswith(".venv/bin/python -m pytest")
-    assert "pip install -q -r requirements.txt" in serve and "pip install -q -r requirements.txt" in test
+    for command in (serve, test):
+        assert "pip install -q -r requirements.txt" in command
+        # PyTorch first, from its CPU index where reachable, asked once per package (README)
+        assert "pip install -q --retries 0 --timeout 10 -r requirements-torch.txt && " in command
 
 
 def test_ci_runs_the_readme_test_command_verbatim():
@@ -26,3 +29,5 @@ def test_ci_runs_the_readme_test_command_verbatim():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert test in ci.splitlines(), ".ci/run must run the README's test command as written"
     assert "apt-get install -y -qq chromium" in ci and "export CI=true" in ci
+    for package in ("hunspell", "hunspell-en-us", "hunspell-es", "hunspell-da"):
+        assert f" {package}" in ci, f".ci/run must install {package} (the checker spells every language)"

@@ -21,6 +21,11 @@ WORD = re.compile(r"[\w-]+")
 RECORD_PROSE = ("term", "short", "figure_alt")
 SPELLED = ("short", "figure_alt")
 SUGGESTED = 12  # a kept English term is not spelled as the language
+# Characters that look like (or hide) a space in an editor but show as something else, or as
+# nothing, on the page: the fix is the no-break space the style guides ask for, or a space.
+NOT_A_SPACE = {"\u237d": "⍽ (U+237D, a visible symbol)", "\u2423": "␣ (U+2423, a visible symbol)",
+               "\u200b": "a zero-width space (U+200B)", "\ufeff": "a byte-order mark (U+FEFF)",
+               "\u2060": "a word joiner (U+2060)"}
 
 
 @dataclass
@@ -135,6 +140,10 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
                 form = by_phrase[match.group().lower()]
                 found = item.text[match.start():match.end()]
                 report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
+            for char, name in NOT_A_SPACE.items():
+                if char in item.text:
+                    report.add(item.path, item.line, f"{name} in the text",
+                               "write a no-break space (U+00A0) where a space must not break, else a space")
             for pattern, message, fix in patterns:
                 if pattern.search(item.text):
                     report.add(item.path, item.line, message, f"{fix} (style guide: typography)")

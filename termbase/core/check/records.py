@@ -55,9 +55,16 @@ def check_data(base: TermBase, report) -> bool:
         if not str((src or {}).get("url", "")).startswith("https://"):
             report.add(data / "sources.yml", source_lines.get((sid,), 1), f"source '{sid}' has no https URL",
                        "add `url: https://...` pointing at the paper or documentation")
-        if not (src or {}).get("title"):
+        title = (src or {}).get("title")
+        if not title:
             report.add(data / "sources.yml", source_lines.get((sid,), 1), f"source '{sid}' has no title",
                        "add `title:` as the source itself writes it")
+        elif isinstance(title, dict) and (not title.get(base.default_language)
+                                          or set(title) - set(base.languages)):
+            report.add(data / "sources.yml", source_lines.get((sid, "title"), 1),
+                       f"source '{sid}' has titles for {sorted(title)}",
+                       f"give `{base.default_language}:` and only the site's languages "
+                       f"({', '.join(base.languages)}), or one title for all")
     for lang in base.languages:
         path = data / "style" / f"{lang}.yml"
         if path.is_file():

@@ -1,6 +1,7 @@
 """{title}: TODO(termbase) one line on what this module shows."""
 
-# The module's blocks: each a complete program a page shows, made of these sections.
+# The module's blocks: each is a complete program that a page shows, made of
+# these sections.
 BLOCKS = {{
     "demo": [
         "snippets/{module}.py:code",

@@ -1,0 +1,44 @@
+"""The claims page quotes, for each claim, the sentences that cite it: whole sentences, so a
+reader sees what is claimed without opening the page it comes from."""
+
+import re
+
+import pytest
+
+from termbase.core import claims
+from termbase.core.model import TermBase
+from tests.site.sitetools import LANGS, PROJECT
+
+BASE = TermBase(PROJECT)
+
+
+@pytest.mark.parametrize(("lang", "text", "sentence"), [
+    ("en", "Vaswani et al. (2017) scale it, e.g. by 1/8, as SDPA does. {{ claim:x }}",
+     "Vaswani et al. (2017) scale it, e.g. by 1/8, as SDPA does."),
+    ("da", "Det er to FLOP pr. multiplikation og addition, dvs. fire i alt. {{ claim:x }}",
+     "Det er to FLOP pr. multiplikation og addition, dvs. fire i alt."),
+    ("es", "Con otras: si se pasa a flex_attention, se produce un error. {{ claim:x }}",
+     "Con otras: si se pasa a flex_attention, se produce un error."),
+    ("en", "One sentence. Another one ends here. {{ claim:x }}", "Another one ends here."),
+    ("en", "- A list item: it ends here.\n- `nn.Linear` stores W transposed\n  as it says. {{ claim:x }}",
+     "`nn.Linear` stores W transposed as it says."),
+    ("en", "Then 257 becomes 256 and 1001 becomes\n1000. {{ claim:x }}", "Then 257 becomes 256 and 1001 becomes 1000."),
+])
+def test_a_cited_sentence_is_whole_across_abbreviations_colons_and_semicolons(lang, text, sentence):
+    abbreviations = BASE.style(lang).get("abbreviations")
+    assert abbreviations, f"termbase/data/style/{lang}.yml lists its abbreviations"
+    assert [(c, s) for _, c, s in claims.cited_sentences(text, abbreviations)] == [("x", sentence)]
+
+
+def test_no_cited_sentence_on_the_site_is_a_fragment():
+    """A fragment starts with a lower-case word ("multiplikation og addition ..."); a sentence
+    may start with code, math or a name written in lower case, such as bfloat16."""
+    fragments = []
+    for lang in LANGS:
+        abbreviations = BASE.style(lang).get("abbreviations") or ()
+        for path in sorted(PROJECT.docs.rglob(f"*.{lang}.md")):
+            for line, claim_id, sentence in claims.cited_sentences(path.read_text(encoding="utf-8"), abbreviations):
+                first = re.match(r"[*_\[(«“\"¿¡]*([`$]|\w+)", sentence)
+                if not first or (first.group(1).isalpha() and first.group(1)[0].islower()):
+                    fragments.append(f"{PROJECT.shown(path)}:{line}: {claim_id}: {sentence[:60]!r}")
+    assert not fragments, "\n".join(fragments)
