@@ -1,6 +1,8 @@
-"""The layers hold: the checks import neither MkDocs nor torch; the one cache is safe across
-processes; Material's markup that the site overrides is still what the overrides copied."""
+"""The layers hold: imports flow one way (core <- run <- site <- cli) and modules stay
+short; the checks import neither MkDocs nor torch; the one cache is safe across processes;
+Material's markup that the site overrides is still what the overrides copied."""
 
+import ast
 import hashlib
 import subprocess
 import sys
@@ -86,3 +88,55 @@ def test_the_overridden_material_templates_are_unchanged_upstream():
     for block in ("site_meta", "extrahead", "content", "scripts"):
         assert "{% block " + block + " %}" in base, f"Material's base.html has no block {block} any more"
     assert "config.extra.alternate is iterable" in base, "the head's alternate links changed (see languages.Switcher)"
+
+
+LAYERS = {  # package -> the termbase packages its modules may import
+    "core": {"core"},
+    "run": {"core", "run"},
+    "site": {"core", "run", "site"},
+    "cli": {"core", "run", "site", "cli"},  # `termbase test` renders a page as the site does
+}
+LONGEST_MODULE = 400  # lines; the largest is about 320
+
+
+def _termbase_imports(path: Path) -> set[str]:
+    """The termbase packages (core, run, site, cli) a module imports, at any depth."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "termbase" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def test_imports_flow_one_way_and_modules_stay_short():
+    """core <- run <- site <- cli: what MkDocs runs never imports a contributor command, and
+    nothing in core knows about running code or about MkDocs."""
+    package = ROOT / "termbase"
+    wrong, long = [], []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if relative.parts[0] in LAYERS:
+            layer = relative.parts[0]
+            extra = _termbase_imports(path) - LAYERS[layer] - {"data"}
+            if extra:
+                wrong.append(f"termbase/{relative.as_posix()} ({layer}) imports termbase.{sorted(extra)}")
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > LONGEST_MODULE:
+            long.append(f"termbase/{relative.as_posix()}: {lines} lines")
+    assert not wrong, "\n".join(wrong)
+    assert not long, "split these modules: " + ", ".join(long)
+
+
+def test_core_imports_neither_mkdocs_nor_torch():
+    third_party = set()
+    for path in sorted((ROOT / "termbase" / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                third_party |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                third_party.add(node.module.split(".")[0])
+    assert not third_party & {"mkdocs", "material", "markdown", "torch", "numpy", "nbclient"}, third_party
