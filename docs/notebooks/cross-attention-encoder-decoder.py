@@ -36,7 +36,7 @@
 # hvert mål-token lægger vægt på.
 #
 # Intet er trænet her. I stedet er vektorerne og to af de fire hoveder sat op i hånden, så
-# heatmappene har noget at vise: ét hoved parrer ord efter betydning, et andet efter position, og de
+# heatmappene har noget at vise: ét hoved kobler ord sammen efter betydning, et andet efter position, og de
 # to sidste beholder de tilfældige vægte, et lag starter med.
 
 # %%
@@ -79,8 +79,8 @@
 # nummer to. Kilden er fyldt op med padding til seks tokens, som den ville være i et batch med
 # længere sætninger, og padding-masken (`True` = padding) holder alle hoveder væk fra paddingen.
 #
-# Hvert tokens vektor har tre dele: en *betydnings*vektor, som et ord og dets oversættelse deler,
-# en *positions*vektor og lidt støj. I en rigtig model lærer encoderen og decoderen sådanne
+# Hvert tokens vektor har tre dele: en betydningsvektor (*meaning*), som et ord og dets oversættelse
+# deler, en positionsvektor og lidt støj. I en rigtig model lærer encoderen og decoderen sådanne
 # vektorer; her er de konstrueret, så de er ortonormale.
 
 # %%
@@ -215,7 +215,7 @@ plot_heads(weights[0], target, source)
 #
 # Hoved 1 fandt oversættelsen: *gato* ser på *cat* og *negro* på *black*, selvom ordstillingen er
 # byttet om. Hoved 2 ser på den samme position i den anden sætning, uanset hvilket ord der står
-# der. Hoved 3 og 4 spreder deres attention næsten jævnt, som utrænede hoveder gør. I alle hoveder
+# der. Hoved 3 og 4 spreder deres attention næsten ligeligt, som utrænede hoveder gør. I alle hoveder
 # er de to padding-søjler præcis 0.
 
 # %%
@@ -254,7 +254,7 @@ assert weights[..., 4:].max() == 0
 #
 # Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dets pakkede
 # format, {{ claim:mha-packed-in-proj }} og dets `key_padding_mask` bruger samme konvention som
-# vores (`True` = padding). {{ claim:mha-key-padding-true-ignores }} Output og vægte pr. hoved skal
+# sitets kode (`True` = padding). {{ claim:mha-key-padding-true-ignores }} Output og vægte pr. hoved skal
 # stemme overens.
 
 # %%

@@ -35,8 +35,8 @@
 # tokens før det. Denne notebook kører ét kausalt self-attention-lag, sådan som en decoder gør: en
 # prefill over prompten og derefter afkodningstrin med ét token hver, med en KV-cache, der gemmer
 # de nøgler og værdier, der er beregnet indtil nu. Den udskriver cachen efter hvert trin, tegner
-# attention for hvert genereret token, tager tid på et trin med cache over for at beregne hele
-# præfikset forfra og slutter med ringbufferen i sliding-window attention, hvor cachen holder op
+# attention for hvert genereret token, måler tiden for et trin med cache og for en genberegning af
+# hele præfikset og slutter med ringbufferen i sliding-window attention, hvor cachen holder op
 # med at vokse.
 #
 # Koden er sitets egen, fra ordlisteopslagene om KV-cachen og sliding-window attention. Intet er
@@ -227,7 +227,7 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # attention over alle tidligere nøgler, mens trinnet med cache holder sig næsten fladt: dets
 # projektioner rører ét token, og kun selve attention læser den voksende cache.
 
-# %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens trinnet med cache (L = 1, S = t) holder sig næsten fladt og langt under ved lange kontekster."}
+# %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens trinnet med cache (L = 1, S = t) holder sig næsten fladt og ligger langt under den anden kurve ved lange kontekster."}
 import time
 
 import matplotlib.pyplot as plt

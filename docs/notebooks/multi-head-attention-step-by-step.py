@@ -138,8 +138,8 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 #
 # `split_heads` læser den sidste dimension som `(h, d_k)` og flytter hoveddimensionen frem:
 # `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hovederne tælles fra 1 og tensorernes
-# indekser fra 0: hoved *i* er indeks `i − 1` på hovedaksen og får de features fra hvert token, der
-# har indekserne `(i−1)·d_k … i·d_k − 1`; intet kopieres eller blandes.
+# indekser fra 0: hoved *i* er indeks `i − 1` på hovedaksen og får hvert tokens features med
+# indekserne `(i−1)·d_k … i·d_k − 1`; intet kopieres eller blandes.
 
 # %%
 q_heads = mha.split_heads(q)  # (B, h, T, d_k)
@@ -306,7 +306,7 @@ print("out:", tuple(out.shape))
 # ## Kontrol mod ét kald og mod PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når vores vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
+# returnerer, når de samme vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
 # for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
 # attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
 # dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.
