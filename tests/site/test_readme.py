@@ -2,7 +2,12 @@
 
 import re
 
-from tests.site.sitetools import ROOT
+from tests.site.sitetools import LANGS, ROOT
+
+
+def readme_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return shell_blocks(readme.split("## The two commands", 1)[1].split("\n## ", 1)[0])
 
 
 def shell_blocks(text: str) -> list[str]:
@@ -31,3 +36,10 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert "apt-get install -y -qq chromium" in ci and "export CI=true" in ci
     for package in ("hunspell", "hunspell-en-us", "hunspell-es", "hunspell-da"):
         assert f" {package}" in ci, f".ci/run must install {package} (the checker spells every language)"
+
+
+def test_the_contributing_guide_sets_up_with_the_readme_test_command():
+    _, test = readme_commands()
+    for lang in LANGS:
+        page = (ROOT / "docs" / f"contributing.{lang}.md").read_text(encoding="utf-8")
+        assert test in page.splitlines(), f"docs/contributing.{lang}.md: set up with the README's test command"
