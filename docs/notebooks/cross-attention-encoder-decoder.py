@@ -205,7 +205,7 @@ plot_heads(weights[0], target, source)
 # %% [markdown] lang="es"
 # ## Cómo leer los mapas de calor
 #
-# La cabeza 1 encontró la traducción: *gato* mira a *cat* y *negro* a *black*, a pesar del cambio de
+# La cabeza 1 encontró la traducción: *gato* mira a *cat* y *negro*, a *black*, a pesar del cambio de
 # orden. La cabeza 2 mira a la misma posición en la otra oración, sea cual sea la palabra. Las cabezas
 # 3 y 4 reparten su atención casi por igual, como hacen las cabezas sin entrenar. En todas las
 # cabezas, las dos columnas de relleno valen exactamente 0.
@@ -246,7 +246,7 @@ assert weights[..., 4:].max() == 0
 #
 # La misma capa, construida como `torch.nn.MultiheadAttention`: los pesos se copian a su formato
 # empaquetado, {{ claim:mha-packed-in-proj }} y su `key_padding_mask` sigue la misma convención que
-# la nuestra (`True` = relleno). {{ claim:mha-key-padding-true-ignores }} Las salidas y los pesos de
+# la del código de este sitio (`True` = relleno). {{ claim:mha-key-padding-true-ignores }} Las salidas y los pesos de
 # cada cabeza deben coincidir.
 
 # %% [markdown] lang="da"

@@ -16,8 +16,8 @@
 # # Decodificación con caché KV
 #
 # Un decodificador genera texto token a token, y cada token nuevo atiende a todos los anteriores.
-# Este cuaderno ejecuta una capa de autoatención causal como lo hace un decodificador: un *prefill*
-# sobre el *prompt* y, después, pasos de decodificación de un token cada uno, con una caché KV que
+# Este cuaderno ejecuta una capa de autoatención causal como lo hace un decodificador: la fase de
+# *prefill* (procesamiento del *prompt*) y, después, pasos de decodificación de un token cada uno, con una caché KV que
 # guarda las claves y los valores calculados hasta el momento. Imprime la caché tras cada paso,
 # dibuja la atención de cada token generado, mide el tiempo de un paso con caché frente a volver a
 # calcular todo el prefijo y termina con el búfer circular de la atención de ventana deslizante, en
@@ -62,8 +62,8 @@
 # Una capa de ancho 16 con dos cabezas de consulta de ancho 8 que comparten una sola cabeza de
 # clave y valor, de modo que la caché guarda una única cabeza por capa. La secuencia tiene 8
 # posiciones: un *prompt* de 4 tokens y 4 tokens generados. En un modelo real, cada token generado
-# se elige a partir de la salida y se convierte en embedding antes del paso siguiente; aquí las
-# entradas de las 8 posiciones se sortean al principio, lo que no cambia nada de la atención.
+# se muestrea a partir de la salida y se convierte en embedding antes del paso siguiente; aquí las
+# entradas de las 8 posiciones se generan al azar al principio, lo que no cambia nada de la atención.
 
 # %% [markdown] lang="da"
 # ## Laget og prompten
@@ -89,7 +89,7 @@ print("inputs (B, T, d_model):", tuple(x.shape))
 # mask. The layer writes the 4 keys and values into the cache.
 
 # %% [markdown] lang="es"
-# ## *Prefill*
+# ## La fase de *prefill*
 #
 # El *prompt* pasa por la capa en una sola llamada, como en el entrenamiento: 4 consultas, 4
 # claves y la máscara causal. La capa escribe en la caché las 4 claves y los 4 valores.
@@ -212,7 +212,7 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # de la máquina y cambian de una ejecución a otra, así que el cuaderno no imprime ninguna; la
 # gráfica muestra su forma. El paso recalculado crece con el contexto, porque se vuelve a proyectar
 # cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
-# se mantiene casi plano: sus proyecciones tocan un solo token, y solo la atención propiamente
+# se mantiene casi plano: sus proyecciones procesan un solo token, y solo la atención propiamente
 # dicha lee la caché, cada vez más larga.
 
 # %% [markdown] lang="da"

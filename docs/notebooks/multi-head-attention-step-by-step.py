@@ -70,7 +70,7 @@
 # ## La entrada
 #
 # Una oración de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, así
-# que cada cabeza trabaja en `d_k = 16 / 4 = 4` dimensiones. Unos vectores aleatorios hacen las
+# que cada cabeza trabaja con un ancho `d_k = 16 / 4 = 4`. Unos vectores aleatorios hacen las
 # veces de embeddings de los tokens.
 
 # %% [markdown] lang="da"
@@ -164,7 +164,7 @@ assert same
 # ## 3. Puntuaciones
 #
 # Cada cabeza compara cada consulta con cada clave: `q k^T / sqrt(d_k)`. La matriz de puntuaciones
-# `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir entre `sqrt(d_k)` mantiene la
+# de `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir entre `sqrt(d_k)` mantiene la
 # varianza de las puntuaciones cerca de 1, para que el softmax que viene a continuación no se
 # sature.
 
@@ -296,7 +296,7 @@ print("out:", tuple(out.shape))
 # ## Comprobación: una sola llamada y PyTorch
 #
 # Los siete pasos deben dar lo mismo que devuelve `mha(x, x, x)` y lo mismo que devuelve
-# `torch.nn.MultiheadAttention` una vez copiados nuestros pesos a su formato empaquetado:
+# `torch.nn.MultiheadAttention` una vez copiados los pesos de la capa a su formato empaquetado:
 # `in_proj_weight`, con las filas de las consultas, las de las claves y las de los valores una
 # detrás de otra. {{ claim:mha-packed-in-proj }} También deben coincidir sus pesos de atención por
 # cabeza: con `average_attn_weights=False` los devuelve como `(B, h, T, T)` en lugar de su media

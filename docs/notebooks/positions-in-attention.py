@@ -199,7 +199,7 @@ plt.show()
 # context.
 
 # %% [markdown] lang="es"
-# ## Más largo que en el entrenamiento
+# ## Secuencias más largas que en el entrenamiento
 #
 # **Las posiciones aprendidas** no tienen ninguna fila más allá de la tabla, así que el código
 # rechaza el token 513 de una tabla de 512 filas.
@@ -207,11 +207,11 @@ plt.show()
 # **Las posiciones sinusoidales** existen para cualquier posición, pero los pares lentos no llegan a
 # dar una vuelta en $L$ posiciones, así que más allá de $L$ toman valores que el modelo nunca ha
 # visto. Press et al. (2021) observaron que un modelo de lenguaje sinusoidal entrenado con 512 tokens
-# mejora su perplejidad hasta con 20 tokens más, se mantiene hasta 50 y después empeora.
+# mejora su perplejidad con hasta 20 tokens más, se mantiene hasta 50 y después empeora.
 #
 # **RoPE**, con la configuración de LLaMA ($d_k = 128$, $\beta = 10\,000$, 2048 posiciones), tiene
 # los mismos pares lentos. Press et al. observaron que un modelo con posiciones rotatorias entrenado
-# con 512 tokens mejora hasta con 200 tokens más; Chen et al. (2023) cuentan que ejecutar LLaMA
+# con 512 tokens mejora con hasta 200 tokens más; Chen et al. (2023) señalan que ejecutar LLaMA
 # directamente más allá de 2048 posiciones puede llevar la perplejidad por encima de $10^3$. Su
 # interpolación de posiciones multiplica en cambio las posiciones por $L / L'$, aquí $2048 / 4096$:
 # todas las posiciones quedan entonces en $[0, L)$, y la puntuación a la distancia $s$ pasa a ser la
@@ -219,16 +219,16 @@ plt.show()
 # cerca de la consulta: con interpolación es la misma curva, estirada al doble de ancho. A la
 # derecha, el ángulo del par 42, el más rápido de los que dan menos de una vuelta en 2048 posiciones:
 # sin interpolación sale del intervalo visto en el entrenamiento (discontinua) en la posición 2048, y
-# con ella no sale nunca. Con un ajuste fino de 1000 pasos como mucho, así se amplió LLaMA, de 7B a
-# 65B, a ventanas de hasta 32 768 tokens.
+# con ella no sale nunca. Con un ajuste fino de 1000 pasos como mucho, así se amplió hasta
+# 32 768 tokens la ventana de los modelos LLaMA de 7B a 65B.
 #
-# **ALiBi** no añade nada nuevo con una entrada más larga: las rectas siguen. Con puntuaciones de
+# **ALiBi** no añade nada nuevo con una entrada más larga: las rectas se prolongan. Con puntuaciones de
 # contenido iguales, el peso que cada cabeza da a las claves situadas más de 1023 tokens atrás, para
-# una consulta en el token 2048, muestra lo poco que miran tan lejos casi todas las cabezas. Press et
+# una consulta en el token 2048, muestra lo poco que miran tan lejos la mayoría de las cabezas. Press et
 # al. entrenaron con 1024 tokens un modelo de 1300 millones de parámetros que alcanzó, con 2048
 # tokens, la perplejidad de un modelo sinusoidal entrenado con 2048, y se entrenó un 11 % más rápido
-# con un 11 % menos de memoria; con una evaluación de ventana deslizante, su perplejidad se queda
-# plana al crecer la entrada: su mérito está en no empeorar, no en aprovechar el contexto extra.
+# con un 11 % menos de memoria; con una evaluación de ventana deslizante, su perplejidad se
+# mantiene constante al crecer la entrada: su mérito está en no empeorar, no en aprovechar el contexto extra.
 
 # %% [markdown] lang="da"
 # ## Længere end under træningen
