@@ -41,7 +41,8 @@ def alibi_bias(num_heads, num_queries, num_keys=None, *,
     Query row r is at position i = S - L + r: the last L of S positions,
     as when L new tokens follow S - L cached ones (L == S: plain causal).
     At least float32 even for half-precision q: SDPA accepts that, and
-    bfloat16 would keep only about 3 significant digits of m_h * (i - j).
+    bfloat16 keeps only 8 significant bits (2 to 3 decimal digits) of
+    m_h * (i - j).
     """
     s = num_queries if num_keys is None else num_keys
     if num_queries > s:
