@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 
-def alibi_slopes(num_heads, *, dtype=torch.float32):
+def alibi_slopes(num_heads, *, dtype=torch.float32, device=None):
     """(num_heads,) slopes m of Press et al. (2021), one per head.
 
     n a power of 2: the geometric sequence that starts at 2^(-8/n) and has
@@ -30,7 +30,7 @@ def alibi_slopes(num_heads, *, dtype=torch.float32):
 
     p = 1 << (num_heads.bit_length() - 1)  # largest power of 2 <= num_heads
     slopes = geometric(p) + geometric(2 * p)[0::2][: num_heads - p]
-    return torch.tensor(slopes, dtype=dtype)
+    return torch.tensor(slopes, dtype=dtype, device=device)
 
 
 def alibi_bias(num_heads, num_queries, num_keys=None, *,
@@ -41,7 +41,8 @@ def alibi_bias(num_heads, num_queries, num_keys=None, *,
     Query row r is at position i = S - L + r: the last L of S positions,
     as when L new tokens follow S - L cached ones (L == S: plain causal).
     At least float32 even for half-precision q: SDPA accepts that, and
-    bfloat16 would keep only about 3 significant digits of m_h * (i - j).
+    bfloat16 keeps only 8 significant bits (2 to 3 decimal digits) of
+    m_h * (i - j).
     """
     s = num_queries if num_keys is None else num_keys
     if num_queries > s:
@@ -49,7 +50,8 @@ def alibi_bias(num_heads, num_queries, num_keys=None, *,
     work = torch.promote_types(dtype, torch.float32)
     i = torch.arange(s - num_queries, s, device=device)[:, None]  # (L, 1)
     j = torch.arange(s, device=device)[None, :]  # (1, S)
-    slopes = alibi_slopes(num_heads, dtype=work).to(device)[:, None, None]
+    slopes = alibi_slopes(num_heads, dtype=work, device=device)
+    slopes = slopes[:, None, None]  # (H, 1, 1)
     bias = slopes * (j - i)  # (H, L, S): 0 on the diagonal, < 0 before it
     return bias.masked_fill(j > i, float("-inf"))
 

@@ -102,12 +102,12 @@ class SinkCache:
         if n_sink < 0 or window < 1:
             raise ValueError("need n_sink >= 0 and window >= 1")
         self.n_sink, self.window = n_sink, window
-        self.k = self.v = None
-        self.positions = torch.empty(0, dtype=torch.long)
+        self.k = self.v = self.positions = None
+        self.seen = 0  # tokens appended so far
 
     def append(self, k, v):
-        seen = int(self.positions[-1]) + 1 if len(self.positions) else 0
-        new = torch.arange(seen, seen + k.size(-2))
+        new = torch.arange(self.seen, self.seen + k.size(-2), device=k.device)
+        self.seen += k.size(-2)
         if self.k is None:
             self.k, self.v, self.positions = k, v, new
         else:
@@ -116,22 +116,22 @@ class SinkCache:
             self.positions = torch.cat([self.positions, new])
         if len(self.positions) > self.n_sink + self.window:
             # The sinks stay first; keep them and the last `window`.
+            n = len(self.positions)
             keep = torch.cat([
-                torch.arange(self.n_sink),
-                torch.arange(len(self.positions) - self.window,
-                             len(self.positions)),
+                torch.arange(self.n_sink, device=k.device),
+                torch.arange(n - self.window, n, device=k.device),
             ])
             self.k, self.v = self.k[..., keep, :], self.v[..., keep, :]
             self.positions = self.positions[keep]
 
 
-def streaming_mask(T, *, n_sink, window):
+def streaming_mask(T, *, n_sink, window, device=None):
     """(T, T) boolean, True = may attend: what query i sees when it
     decodes with a SinkCache, written over the whole stream: keys
     j <= i that are sinks (j < n_sink) or among the last `window`
     (j > i - window)."""
-    i = torch.arange(T)[:, None]
-    j = torch.arange(T)[None, :]
+    i = torch.arange(T, device=device)[:, None]
+    j = torch.arange(T, device=device)[None, :]
     return (j <= i) & ((j < n_sink) | (j > i - window))
 # --8<-- [end:cache]
 

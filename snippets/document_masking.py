@@ -21,11 +21,13 @@ def document_ids(lengths, total_length):
     """Lengths of the documents packed into one row -> (total_length,)
     the document of each position, 0, 0, 0, 1, 1, 2, ...; positions past
     sum(lengths) are padding and get -1."""
-    lengths = torch.as_tensor(lengths)
+    lengths = torch.as_tensor(lengths)  # a tensor keeps its device
     if (lengths < 1).any() or lengths.sum() > total_length:
         raise ValueError("need lengths >= 1 that fit into total_length")
-    ids = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
-    padding = torch.full((total_length - len(ids),), -1)
+    docs = torch.arange(len(lengths), device=lengths.device)
+    ids = torch.repeat_interleave(docs, lengths)
+    padding = torch.full((total_length - len(ids),), -1,
+                         device=lengths.device)
     return torch.cat([ids, padding])
 
 

@@ -30,8 +30,9 @@ def online_softmax(x, *, block_size):
     time: one pass for the maximum m and the sum l = sum(exp(x - m)) of
     each row together, one more to normalise. Same result as torch.softmax.
     """
-    m = torch.full(x.shape[:-1], -math.inf, dtype=x.dtype)  # running max
-    l = torch.zeros(x.shape[:-1], dtype=x.dtype)  # running sum
+    # The statistics live where x lives, with its dtype.
+    m = torch.full(x.shape[:-1], -math.inf, dtype=x.dtype, device=x.device)
+    l = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
     for start in range(0, x.size(-1), block_size):
         block = x[..., start : start + block_size]
         m_new = torch.maximum(m, block.amax(dim=-1))
@@ -55,21 +56,24 @@ def flash_attention(q, k, v, *, causal=False, block_q=64, block_k=64):
     # scaled before the product: q @ k^T itself may overflow in float16.
     work = torch.promote_types(q.dtype, torch.float32)
     scale = q.size(-1) ** -0.5
-    out = torch.empty(*q.shape[:-1], v.size(-1), dtype=q.dtype)
+    dev = q.device  # every tensor made here follows the inputs' device
+    out = torch.empty(*q.shape[:-1], v.size(-1), dtype=q.dtype, device=dev)
     for i in range(0, num_queries, block_q):
         q_i = q[..., i : i + block_q, :].to(work) * scale  # (..., Bq, d_k)
-        rows = torch.arange(i, i + q_i.size(-2))
-        m = torch.full(q_i.shape[:-1], -math.inf, dtype=work)  # (..., Bq)
-        l = torch.zeros(q_i.shape[:-1], dtype=work)  # (..., Bq)
-        acc = torch.zeros(*q_i.shape[:-1], v.size(-1), dtype=work)
+        last = i + q_i.size(-2)  # one past this block's last row
+        rows = torch.arange(i, last, device=dev)
+        m = torch.full(q_i.shape[:-1], -math.inf, dtype=work, device=dev)
+        l = torch.zeros(q_i.shape[:-1], dtype=work, device=dev)  # (..., Bq)
+        acc = torch.zeros(*q_i.shape[:-1], v.size(-1), dtype=work,
+                          device=dev)  # (..., Bq, d_v)
         # Causal: key tiles right of this block's last row are all masked.
-        stop = min(num_keys, rows[-1] + 1) if causal else num_keys
+        stop = min(num_keys, last) if causal else num_keys
         for j in range(0, stop, block_k):
             k_j = k[..., j : j + block_k, :].to(work)  # (..., Bk, d_k)
             v_j = v[..., j : j + block_k, :].to(work)  # (..., Bk, d_v)
             s = q_i @ k_j.transpose(-2, -1)  # (..., Bq, Bk): one tile only
             if causal:
-                cols = torch.arange(j, j + k_j.size(-2))
+                cols = torch.arange(j, j + k_j.size(-2), device=dev)
                 s = s.masked_fill(cols[None, :] > rows[:, None], -math.inf)
             # The first tile holds key 0, so m is finite from then on and
             # a row with no visible key in a later tile keeps its maximum.

@@ -34,13 +34,19 @@ from torch.nn.attention.flex_attention import (
     flex_attention,
 )
 
-# Called without torch.compile, flex_attention runs an unfused version that
-# materializes the whole (L, S) score matrix, and says so once per process
-# in a UserWarning. That version is the one meant here (a CPU, tiny shapes),
-# so this one warning is silenced. For speed, on a GPU, compile it:
-# flex_attention = torch.compile(flex_attention).
-warnings.filterwarnings(
-    "ignore", message="flex_attention called without torch.compile")
+
+def eager_flex_attention(q, k, v, **kwargs):
+    """flex_attention(q, k, v, **kwargs) as this page runs it, without
+    torch.compile: an unfused version that materializes the whole (L, S)
+    score matrix and says so in a UserWarning, once per process. That
+    version is the one meant here (a CPU, tiny shapes), so this one
+    warning is silenced, during this call only (PyTorch then counts it as
+    shown). For speed, on a GPU, call torch.compile(flex_attention).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="flex_attention called without torch.compile")
+        return flex_attention(q, k, v, **kwargs)
 
 
 def causal_mask_mod(b, h, q_idx, kv_idx):
@@ -50,8 +56,9 @@ def causal_mask_mod(b, h, q_idx, kv_idx):
 
 
 def alibi_score_mod(slopes):
-    """(H,) ALiBi slopes -> score_mod(score, b, h, q_idx, kv_idx) that adds
-    m_h * (j - i) to the score of query i and key j in head h.
+    """(H,) ALiBi slopes, on the device of q -> score_mod(score, b, h, q_idx,
+    kv_idx) that adds m_h * (j - i) to the score of query i and key j in
+    head h.
 
     flex_attention passes the score already multiplied by scale (default
     1/sqrt(d_k)), which is where SDPA adds a float mask, so the two agree.
@@ -106,14 +113,14 @@ if __name__ == "__main__":
     print(block_kinds(causal)[0, 0])
     print(f"sparsity: {causal.sparsity():.1f} %")  # share of blocks skipped
 
-    out = flex_attention(q, k, v, block_mask=causal)
+    out = eager_flex_attention(q, k, v, block_mask=causal)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     print("causal mask_mod equals is_causal=True:",
           torch.allclose(out, ref, atol=1e-6))
 
     # ALiBi: the bias as a score_mod, its causal part in the block mask.
-    alibi = alibi_score_mod(alibi_slopes(H))
-    out = flex_attention(q, k, v, score_mod=alibi, block_mask=causal)
+    alibi = alibi_score_mod(alibi_slopes(H, device=q.device))
+    out = eager_flex_attention(q, k, v, score_mod=alibi, block_mask=causal)
     print("ALiBi score_mod equals alibi_attention:",
           torch.allclose(out, alibi_attention(q, k, v), atol=1e-6))
 # --8<-- [end:demo]
@@ -133,7 +140,7 @@ if __name__ == "__main__":
         not depend on b."""
         block_mask = create_block_mask(mask_mod, batch, None, T, T,
                                        device="cpu", BLOCK_SIZE=8)
-        out = flex_attention(q, k, v, block_mask=block_mask)
+        out = eager_flex_attention(q, k, v, block_mask=block_mask)
         ref = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
         return torch.allclose(out, ref, atol=1e-6)
 

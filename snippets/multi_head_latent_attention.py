@@ -93,21 +93,32 @@ class MultiHeadLatentAttention(nn.Module):
         return w_qk, w_ov
 
     def absorbed(self, x, c_kv, k_r, positions, *, attend=None):
-        """The same layer, never expanding the cache: multi-query attention
-        whose one key is [c_kv ; k_r] and whose one value is c_kv itself.
+        """The same layer, never expanding the cache: every head scores its
+        query, now in latent space, against the cached c_kv and k_r as
+        they are, and sums c_kv itself as its value: (B, L, d_model).
         (In practice w_qk and w_ov are computed once, not per call.)"""
         w_qk, w_ov = self.absorbed_weights()
-        q_lat = torch.einsum("blm,hmc->bhlc", x, w_qk)  # (B, h, L, kv_rank)
-        q = torch.cat((q_lat, self.rope_queries(x, positions)), dim=-1)
-        k = torch.cat((c_kv, k_r), dim=-1)[:, None]  # (B, 1, S, d_c + d_r)
-        v = c_kv[:, None]  # (B, 1, S, kv_rank)
-        # one KV head for all h query heads: expand() copies nothing
-        k, v = k.expand(-1, self.h, -1, -1), v.expand(-1, self.h, -1, -1)
-        # the naive form's scale, not SDPA's default 1 / sqrt(d_c + d_r)
+        # the naive form's scale 1/sqrt(d_h + d_r), not 1/sqrt(d_c + d_r);
+        # applied to the queries first, so float16 scores cannot overflow
         scale = (self.d_h + self.d_r) ** -0.5
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend,
-                                             scale=scale)  # (B, h, L, d_c)
-        return torch.einsum("bhlc,hcm->blm", out, w_ov)
+        q_lat = torch.einsum("blm,hmc->bhlc", x, w_qk) * scale
+        q_r = self.rope_queries(x, positions) * scale  # (B, h, L, d_r)
+        # The cache has no head axis, and einsum multiplies all h * L
+        # queries by it at once: no per-head key is ever formed. (An SDPA
+        # call would need k.expand(-1, h, -1, -1); with d_v != d_k the CPU
+        # runs SDPA's math backend, which scales that expanded key into a
+        # new (B, h, S, d_c + d_r) tensor.)
+        scores = (torch.einsum("bhlc,bsc->bhls", q_lat, c_kv)
+                  + torch.einsum("bhlr,bsr->bhls", q_r, k_r))  # (B, h, L, S)
+        if attend is not None:
+            scores = scores.masked_fill(~attend, float("-inf"))
+        # softmax in at least float32, as SDPA does for half precision
+        work = torch.promote_types(scores.dtype, torch.float32)
+        weights = torch.softmax(scores.to(work), dim=-1)
+        if attend is not None:  # a query with no key left: zeros, as SDPA
+            weights = weights.masked_fill(~attend.any(-1, keepdim=True), 0.0)
+        out = torch.einsum("bhls,bsc->bhlc", weights.to(c_kv.dtype), c_kv)
+        return torch.einsum("bhlc,hcm->blm", out, w_ov)  # (B, L, d_model)
 # --8<-- [end:code]
 
 

@@ -25,13 +25,14 @@ class BlockPool:
     """
 
     def __init__(self, num_blocks, block_size, num_kv_heads, d_k, *,
-                 dtype=torch.float32):
+                 dtype=torch.float32, device=None):
         if num_blocks < 1 or block_size < 1:
             raise ValueError("need at least one block of at least one token")
         shape = (num_blocks, block_size, num_kv_heads, d_k)
-        self.k = torch.zeros(shape, dtype=dtype)
-        self.v = torch.zeros(shape, dtype=dtype)
+        self.k = torch.zeros(shape, dtype=dtype, device=device)
+        self.v = torch.zeros(shape, dtype=dtype, device=device)
         self.block_size = block_size
+        self.num_blocks = num_blocks
         self.free = list(range(num_blocks))  # ids of the unowned blocks
 
     def allocate(self, count):
@@ -43,7 +44,13 @@ class BlockPool:
         return taken
 
     def release(self, block_ids):
-        self.free = sorted(self.free + list(block_ids))
+        """Give blocks back; a block that is already free, or not in the
+        pool, is refused: releasing it twice would hand it out twice."""
+        block_ids = list(block_ids)
+        owned = set(range(self.num_blocks)) - set(self.free)
+        if len(set(block_ids)) < len(block_ids) or set(block_ids) - owned:
+            raise ValueError(f"blocks {block_ids} are not all allocated")
+        self.free = sorted(self.free + block_ids)
 
 
 class PagedSequence:
@@ -67,8 +74,9 @@ class PagedSequence:
         end = self.length + k.size(0)
         missing = -(-end // size) - len(self.block_table)  # ceil division
         self.block_table += self.pool.allocate(max(missing, 0))  # on demand
-        pos = torch.arange(self.length, end)  # positions of the new tokens
-        table = torch.tensor(self.block_table, dtype=torch.long)
+        dev = self.pool.k.device  # the block table goes where the pool is
+        pos = torch.arange(self.length, end, device=dev)  # new positions
+        table = torch.tensor(self.block_table, dtype=torch.long, device=dev)
         block, slot = table[pos // size], pos % size  # where each one goes
         self.pool.k[block, slot] = k
         self.pool.v[block, slot] = v
@@ -77,7 +85,8 @@ class PagedSequence:
     def gather(self):
         """-> k, v: (length, H_kv, d_k), the sequence's keys and values in
         order, read through the block table."""
-        table = torch.tensor(self.block_table, dtype=torch.long)
+        table = torch.tensor(self.block_table, dtype=torch.long,
+                             device=self.pool.k.device)
         k = self.pool.k[table].flatten(0, 1)[: self.length]
         v = self.pool.v[table].flatten(0, 1)[: self.length]
         return k, v
@@ -103,7 +112,7 @@ def paged_attention(q, seq):
     k, v = (t.transpose(0, 1) for t in seq.gather())  # (H_kv, S, d_k)
     num_new, num_keys = q.size(-2), k.size(-2)
     # Lower-right causal: the L queries are the last L of the S positions.
-    attend = torch.ones(num_new, num_keys, dtype=torch.bool)
+    attend = torch.ones(num_new, num_keys, dtype=torch.bool, device=q.device)
     attend = attend.tril(diagonal=num_keys - num_new)
     return F.scaled_dot_product_attention(
         q.to(k.dtype), k, v, attn_mask=attend, enable_gqa=True

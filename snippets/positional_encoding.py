@@ -39,14 +39,14 @@ def sinusoidal_positional_encoding(num_positions, d_model, *, base=10000.0,
 
 
 def sinusoidal_shift_matrix(k, d_model, *, base=10000.0,
-                            dtype=torch.float64):
+                            dtype=torch.float64, device=None):
     """(d_model, d_model) M_k with PE[pos + k] = PE[pos] @ M_k for every pos.
 
     Block diagonal: one 2 x 2 rotation per (sin, cos) pair, by the angle
     k * frequency_i. It depends on k only, not on pos: the "linear function
     of PE_pos" of section 3.5. Negative k shifts backwards.
     """
-    two_i = torch.arange(0, d_model, 2, dtype=dtype)
+    two_i = torch.arange(0, d_model, 2, dtype=dtype, device=device)
     angle = k * base ** (-two_i / d_model)  # (d_model / 2,)
     c, s = angle.cos(), angle.sin()
     # [sin a, cos a] @ [[cos b, -sin b], [sin b, cos b]]

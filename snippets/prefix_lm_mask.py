@@ -23,11 +23,11 @@ def prefix_lm_mask(prefix_lengths, length):
     sees key j if j < prefix length (every position sees the whole prefix)
     or j <= i (causal). Prefix length 0 gives the causal mask, T the full
     bidirectional one."""
-    prefix = torch.as_tensor(prefix_lengths)
+    prefix = torch.as_tensor(prefix_lengths)  # a tensor keeps its device
     if (prefix < 0).any() or (prefix > length).any():
         raise ValueError("need 0 <= prefix length <= length")
-    q_idx = torch.arange(length)[:, None]
-    kv_idx = torch.arange(length)[None, :]
+    q_idx = torch.arange(length, device=prefix.device)[:, None]
+    kv_idx = torch.arange(length, device=prefix.device)[None, :]
     return (kv_idx <= q_idx) | (kv_idx < prefix[:, None, None])
 
 

@@ -104,13 +104,13 @@ class RollingKVCache:
     """
 
     def __init__(self, batch, num_kv_heads, window, d_k, *,
-                 dtype=torch.float32):
+                 dtype=torch.float32, device=None):
         if window < 1:
             raise ValueError("need window >= 1")
         shape = (batch, num_kv_heads, window, d_k)
-        self.k = torch.zeros(shape, dtype=dtype)
-        self.v = torch.zeros(shape, dtype=dtype)
-        self.pos = torch.full((window,), -1)
+        self.k = torch.zeros(shape, dtype=dtype, device=device)
+        self.v = torch.zeros(shape, dtype=dtype, device=device)
+        self.pos = torch.full((window,), -1, device=device)
         self.window = window
         self.next = 0  # position of the next token
 

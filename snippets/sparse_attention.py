@@ -22,12 +22,14 @@ import torch
 
 
 def bigbird_layout(num_blocks, *, window=1, num_global=1, num_random=0,
-                   seed=0):
+                   seed=0, device=None):
     """(nb, nb) boolean, True = this block of keys is seen by this block
     of queries. Local: key blocks at most `window` away. Global: the
     first num_global blocks see everything and are seen by everyone.
-    Random: every other query block gets num_random more key blocks,
-    drawn with a fixed seed (the same layout on every run).
+    Random: each query block that is not global gets num_random more key
+    blocks, drawn with a fixed seed (the same layout on every run).
+    Drawn on the CPU, whose generator gives the same layout everywhere,
+    then moved to `device`.
     """
     i = torch.arange(num_blocks)[:, None]
     j = torch.arange(num_blocks)[None, :]
@@ -39,26 +41,26 @@ def bigbird_layout(num_blocks, *, window=1, num_global=1, num_random=0,
         free = (~layout[row]).nonzero().flatten()
         pick = torch.randperm(len(free), generator=gen)[:num_random]
         layout[row, free[pick]] = True
-    return layout
+    return layout.to(device)
 
 
-def strided_mask(T, stride):
+def strided_mask(T, stride, *, device=None):
     """(T, T) boolean, True = may attend: Child et al.'s two strided
     factors (the last `stride` tokens; every stride-th token back), here
     joined in one causal mask."""
-    i = torch.arange(T)[:, None]
-    j = torch.arange(T)[None, :]
+    i = torch.arange(T, device=device)[:, None]
+    j = torch.arange(T, device=device)[None, :]
     local = (j <= i) & (i - j < stride)
     strided = (j <= i) & ((i - j) % stride == 0)
     return local | strided
 
 
-def fixed_mask(T, stride, c=1):
+def fixed_mask(T, stride, c=1, *, device=None):
     """(T, T) boolean, True = may attend: Child et al.'s fixed pattern,
     causal. Each token sees its own block of `stride` tokens, and the
     last c tokens of every block, which act as its summary."""
-    i = torch.arange(T)[:, None]
-    j = torch.arange(T)[None, :]
+    i = torch.arange(T, device=device)[:, None]
+    j = torch.arange(T, device=device)[None, :]
     same_block = i // stride == j // stride
     summary = j % stride >= stride - c
     return (j <= i) & (same_block | summary)
@@ -94,7 +96,7 @@ def block_sparse_attention(q, k, v, *, attend, block):
     tiles = tile_layout(attend, block)  # (T/block, S/block)
     scale = q.size(-1) ** -0.5
     out = q.new_zeros(*q.shape[:-1], v.size(-1))
-    offsets = torch.arange(block)
+    offsets = torch.arange(block, device=q.device)
     for i in range(T // block):
         cols = tiles[i].nonzero().flatten()  # key blocks of this row
         if len(cols) == 0:

@@ -8,6 +8,7 @@ composed as the page composes them, are one complete program. Each snippet modul
 blocks in ``BLOCKS``; its test declares in ``EXPECTED_OUTPUT`` every line each block prints.
 """
 
+import contextlib
 import io
 import re
 import textwrap
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._device import _device_constructors
 
 from termbase.core import sections
 from termbase.run.blocks import first_difference
@@ -39,6 +42,42 @@ def assert_close(actual, expected, dtype=None):
     """torch.testing.assert_close with this suite's tolerance for the dtype."""
     dtype = dtype or actual.dtype
     torch.testing.assert_close(actual, expected, **TOLERANCES[dtype], equal_nan=False)
+
+
+class _StrayTensorsOnMeta(TorchFunctionMode):
+    """torch.device("meta") as a context, except that torch.as_tensor of a
+    tensor keeps that tensor's device, as it does outside any context."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        keeps_device = (func in (torch.as_tensor, torch.asarray) and args
+                        and isinstance(args[0], torch.Tensor))
+        if (func in _device_constructors() and kwargs.get("device") is None
+                and not keeps_device):
+            kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def stray_tensors_on_meta():
+    """Inside, a tensor created without `device=` lands on the 'meta' device.
+
+    No GPU is needed to catch code that creates tensors on the default device
+    instead of its inputs' device: run it here on CPU inputs. Code whose
+    tensors follow its inputs runs unchanged and gives the same numbers; a
+    tensor made on the default device is a meta tensor, which raises as soon
+    as it meets a CPU tensor, or shows up in a result on 'meta'. (Build
+    modules outside: nn.Module parameters would land on meta too.)
+    """
+    with _StrayTensorsOnMeta():
+        yield
+
+
+def assert_same_device_and_values(actual, expected):
+    """A result of code run under stray_tensors_on_meta: on the expected
+    tensor's device, with its values."""
+    assert actual.device == expected.device, (actual.device, expected.device)
+    assert_close(actual, expected)
 
 
 def parse_sections(path):

@@ -231,3 +231,13 @@ def test_bad_arguments_are_refused():
         alibi_slopes(0)
     with pytest.raises(ValueError, match="queries"):
         alibi_bias(4, 5, 3)
+
+
+def test_every_tensor_follows_the_inputs_device():
+    q, k, v = qkv(21, 1, 4, 3, 5, 8, dtype=torch.float32)
+    expected = alibi_attention(q, k, v)
+    with sb.stray_tensors_on_meta():
+        out = alibi_attention(q, k, v)
+    sb.assert_same_device_and_values(out, expected)
+    assert alibi_slopes(6, device="meta").device.type == "meta"
+    assert alibi_bias(4, 3, 5, device="meta").device.type == "meta"

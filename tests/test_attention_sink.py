@@ -198,3 +198,19 @@ def test_streaming_mask_special_cases():
 def test_invalid_cache_sizes_raise(n_sink, window):
     with pytest.raises(ValueError, match="n_sink"):
         SinkCache(n_sink=n_sink, window=window)
+
+
+def test_the_cache_follows_the_device_of_the_keys():
+    q, k, v, _ = inputs(31, 1, 2, 9, 9, 4, dtype=torch.float32)
+    plain = SinkCache(n_sink=2, window=3)
+    with sb.stray_tensors_on_meta():
+        cache = SinkCache(n_sink=2, window=3)
+        for t in range(9):
+            cache.append(k[..., t:t + 1, :], v[..., t:t + 1, :])
+    for t in range(9):
+        plain.append(k[..., t:t + 1, :], v[..., t:t + 1, :])
+    assert cache.positions.device == k.device
+    assert cache.positions.tolist() == plain.positions.tolist()
+    sb.assert_same_device_and_values(cache.k, plain.k)
+    mask = streaming_mask(9, n_sink=2, window=3, device="meta")
+    assert mask.device.type == "meta"

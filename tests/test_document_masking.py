@@ -186,3 +186,15 @@ def test_half_precision_with_the_mask(dtype):
                                          v.to(dtype), attn_mask=attend)
     assert low.isfinite().all()
     sb.assert_close(low.float(), ref, dtype=dtype)
+
+
+def test_every_tensor_follows_the_inputs_device():
+    lengths = torch.tensor([3, 1, 4])
+    expected = document_ids(lengths, 10)
+    with sb.stray_tensors_on_meta():
+        ids = document_ids(lengths, 10)
+        positions = document_positions(ids)
+        mask = document_mask(ids[None])
+    assert ids.device == lengths.device and torch.equal(ids, expected)
+    assert torch.equal(positions, document_positions(expected))
+    assert torch.equal(mask, document_mask(expected[None]))

@@ -175,3 +175,20 @@ def test_naive_attention_is_plain_attention():
     q, k, v = qkv(5, (2,), 6, 7, 3, 4, torch.float64)
     sb.assert_close(naive_attention(q, k, v),
                     F.scaled_dot_product_attention(q, k, v))
+
+
+def test_every_tensor_follows_the_inputs_device():
+    """Run on CPU inputs while tensors made without device= go to 'meta':
+    a tensor created on the default device would raise or leak into the
+    result (catches CUDA-only breakage without a GPU)."""
+    q, k, v = qkv(11, (2, 2), 13, 9, 8, 8, torch.float32)
+    x = torch.randn(3, 10)
+    expected = (flash_attention(q, k, v, causal=True, block_q=4, block_k=4),
+                flash_attention(q, k, v, block_q=5, block_k=3),
+                online_softmax(x, block_size=4))
+    with sb.stray_tensors_on_meta():
+        got = (flash_attention(q, k, v, causal=True, block_q=4, block_k=4),
+               flash_attention(q, k, v, block_q=5, block_k=3),
+               online_softmax(x, block_size=4))
+    for actual, wanted in zip(got, expected):
+        sb.assert_same_device_and_values(actual, wanted)

@@ -205,3 +205,28 @@ def test_one_block_mask_serves_every_batch_entry_and_head(cases):
     out = flex_attention(q, k, v, block_mask=causal)
     sb.assert_close(out, F.scaled_dot_product_attention(q, k, v,
                                                         is_causal=True))
+
+
+def test_the_eager_warning_is_silenced_during_the_call_only():
+    """Importing the module installs no warnings filter; eager_flex_attention
+    silences flex_attention's one warning inside the call, leaves the
+    process's filters as they were, and PyTorch then counts the warning as
+    shown: it does not come back on a later plain call."""
+    import importlib
+    import warnings
+
+    import torch.nn.attention.flex_attention as flex_module
+
+    before = list(warnings.filters)
+    importlib.reload(mod)
+    assert warnings.filters == before
+    q, k, v = torch.randn(3, 1, 1, 8, 4).unbind(0)
+    flex_module._WARNINGS_SHOWN.discard("flex_attention_performance")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod.eager_flex_attention(q, k, v)
+        assert warnings.filters[0][0] == "always"  # ours, not the helper's
+        flex_attention(q, k, v)
+    assert not [w for w in caught if "without torch.compile" in str(w.message)]
+    assert warnings.filters == before
+

@@ -130,14 +130,20 @@ def test_linear_attention_is_not_softmax_attention():
     assert not torch.allclose(linear_attention(q, k, v), softmax, atol=1e-3)
 
 
-def test_eps_keeps_underflowing_features_finite():
-    """elu(x) + 1 = exp(x) underflows to 0 in float64 below about -745."""
-    q = torch.full((3, 2), -800.0, dtype=F64)
-    k, v = torch.full((3, 2), -800.0, dtype=F64), torch.ones(3, 2, dtype=F64)
-    assert (feature_map(q) == 0).all()
-    for out in (linear_attention(q, k, v), linear_attention(q, k, v, causal=True),
-                linear_attention_recurrent(q, k, v)):
-        assert out.isfinite().all()
+def test_eps_keeps_vanishing_features_finite():
+    """elu(x) + 1 = (e^x - 1) + 1 is exactly 0 once e^x is below half the spacing of the
+    numbers next to 1 (the docstring's thresholds): from about x = -17 in float32 and x = -37
+    in float64, far above the -745 where e^x itself underflows; eps keeps the output finite."""
+    for dtype, zero, positive in ((torch.float32, -17.5, -16.0), (F64, -37.5, -36.0)):
+        assert feature_map(torch.tensor(zero, dtype=dtype)) == 0
+        assert feature_map(torch.tensor(positive, dtype=dtype)) > 0
+        assert torch.tensor(zero, dtype=dtype).exp() > 0  # not an underflow of exp
+        q = torch.full((3, 2), zero - 1, dtype=dtype)
+        k, v = q.clone(), torch.ones(3, 2, dtype=dtype)
+        assert (feature_map(q) == 0).all()
+        for out in (linear_attention(q, k, v), linear_attention(q, k, v, causal=True),
+                    linear_attention_recurrent(q, k, v)):
+            assert out.isfinite().all()
 
 
 def test_gradcheck_float64():

@@ -8,6 +8,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import snippets.multi_head_latent_attention as mod
 from snippets.multi_head_latent_attention import (
@@ -119,6 +120,70 @@ def test_property_absorbed_equals_naive(h, d_h, d_c, half_r, length, extra,
     absorbed = mla.absorbed(x, c_kv, k_r, pos, attend=attend)
     assert absorbed.shape == (2, length, d_model)
     sb.assert_close(absorbed, naive)
+
+
+class _Reads(TorchDispatchMode):
+    """For every aten operator: its name, the storages of its tensor inputs,
+    and its result."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {a.untyped_storage().data_ptr() for a in args
+                  if isinstance(a, torch.Tensor)}
+        self.calls.append((str(func), inputs, out))
+        return out
+
+
+@pytest.mark.parametrize("length", [1, 3])
+def test_absorbed_form_never_copies_the_cache_or_forms_per_head_keys(length):
+    """Decoding (L = 1) and a short prefill: every operator that reads the
+    cache (c_kv or k_r) is a view of it or a matrix product whose result has
+    h * L rows (scores or outputs), so no copy of the cache is made and
+    nothing as large as h per-head keys (B, h, S, d_c + d_r) ever exists."""
+    h, S, d_c, d_r = 8, 40, 32, 8
+    mla = make(8, d_model=16, h=h, d_h=4, d_c=d_c, d_r=d_r)
+    x = inputs(8, 2, S, 16)
+    pos = torch.arange(S)
+    c_kv, k_r = mla.compress(x, pos)
+    cache = {c_kv.untyped_storage().data_ptr(),
+             k_r.untyped_storage().data_ptr()}
+    attend = torch.ones(length, S, dtype=torch.bool).tril(S - length)
+    with torch.no_grad(), _Reads() as reads:
+        out = mla.absorbed(x[:, -length:], c_kv, k_r, pos[-length:],
+                           attend=attend)
+    views = ("aten.view", "aten.unsqueeze", "aten.permute", "aten.transpose",
+             "aten.slice", "aten.expand", "aten._unsafe_view")
+    per_head_key = 2 * h * S * (d_c + d_r)
+    readers = [(name, result) for name, ins, result in reads.calls
+               if ins & cache]
+    assert readers and any(name == "aten.bmm.default" for name, _ in readers)
+    for name, result in readers:
+        if name.startswith(views):
+            assert result.untyped_storage().data_ptr() in cache, name
+        else:
+            assert name == "aten.bmm.default", name
+            assert result.size(1) == h * length  # (B, h * L, S or d_c)
+    assert all(not isinstance(r, torch.Tensor) or r.numel() < per_head_key
+               for _, _, r in reads.calls)
+    naive = mla.naive(x[:, -length:], c_kv, k_r, pos[-length:], attend=attend)
+    sb.assert_close(out, naive)
+
+
+def test_absorbed_form_gives_zeros_to_a_query_with_no_key_like_sdpa():
+    mla = make(9)
+    x = inputs(9, 1, 4, 24)
+    c_kv, k_r = mla.compress(x, torch.arange(4))
+    attend = torch.tensor([[True, True, False, False],
+                           [False, False, False, False]])
+    out = mla.absorbed(x[:, 2:], c_kv, k_r, torch.arange(2, 4), attend=attend)
+    naive = mla.naive(x[:, 2:], c_kv, k_r, torch.arange(2, 4), attend=attend)
+    assert out.isfinite().all()
+    sb.assert_close(out, naive)
+    sb.assert_close(out[:, 1], torch.zeros(1, 24, dtype=F64))
 
 
 def test_absorbed_weights_are_the_products_of_the_projections():

@@ -148,3 +148,37 @@ def test_half_precision_pool(dtype):
     )
     assert out.dtype == dtype and out.isfinite().all()
     sb.assert_close(out.float(), ref, dtype=dtype)
+
+
+def test_every_tensor_follows_the_pools_device():
+    """The pool is built on an explicit device; appending, gathering and
+    attending make nothing on the default device (here 'meta')."""
+    gen = torch.Generator().manual_seed(41)
+    k, v = torch.randn(2, 7, 2, 4, generator=gen).unbind(0)
+    q = torch.randn(4, 2, 4, generator=gen)
+    results = []
+    for stray in (False, True):
+        with sb.stray_tensors_on_meta() if stray else torch.device("cpu"):
+            pool = BlockPool(5, 3, 2, 4, device="cpu")
+            seq = PagedSequence(pool)
+            seq.append(k[:5], v[:5])
+            seq.append(k[5:], v[5:])
+            results.append(paged_attention(q, seq))
+    sb.assert_same_device_and_values(results[1], results[0])
+    assert BlockPool(2, 2, 1, 1, device="meta").k.device.type == "meta"
+
+
+def test_releasing_a_block_twice_is_refused():
+    pool = BlockPool(4, 2, 1, 1)
+    seq = PagedSequence(pool)
+    seq.append(torch.zeros(3, 1, 1), torch.zeros(3, 1, 1))
+    table = list(seq.block_table)
+    seq.free()
+    with pytest.raises(ValueError, match="not all allocated"):
+        pool.release(table)  # already back in the pool
+    with pytest.raises(ValueError, match="not all allocated"):
+        pool.release([7])  # not a block of this pool
+    taken = pool.allocate(2)
+    with pytest.raises(ValueError, match="not all allocated"):
+        pool.release([taken[0], taken[0]])
+    assert pool.free == [2, 3]  # nothing changed by the refused calls

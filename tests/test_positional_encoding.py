@@ -197,3 +197,8 @@ def test_equivariance_with_pytorch_multihead_attention(seed):
     causal = torch_self_attention(mha, x, future)
     shuffled = torch_self_attention(mha, x[:, perm], future)
     assert not torch.allclose(shuffled, causal[:, perm], atol=1e-6)
+
+
+def test_the_tables_follow_the_requested_device():
+    assert sinusoidal_shift_matrix(3, 8, device="meta").device.type == "meta"
+    assert sinusoidal_positional_encoding(5, 8, device="meta").device.type == "meta"

@@ -143,3 +143,11 @@ def test_half_precision_with_the_mask(dtype):
                                          v.to(dtype), attn_mask=attend)
     assert low.isfinite().all()
     sb.assert_close(low.float(), ref, dtype=dtype)
+
+
+def test_the_mask_is_made_where_the_prefix_lengths_are():
+    prefix = torch.tensor([3, 0, 6])
+    expected = prefix_lm_mask(prefix, 6)
+    with sb.stray_tensors_on_meta():
+        mask = prefix_lm_mask(prefix, 6)
+    assert mask.device == prefix.device and torch.equal(mask, expected)

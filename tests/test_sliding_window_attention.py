@@ -240,3 +240,19 @@ def test_half_precision_rolling_buffer(dtype):
     low, _ = rolling_decode(q.to(dtype), k.to(dtype), v.to(dtype), 3)
     assert low.dtype == dtype and low.isfinite().all()
     sb.assert_close(low.float(), full, dtype=dtype)
+
+
+def test_the_rolling_cache_follows_its_device():
+    gen = torch.Generator().manual_seed(51)
+    q = torch.randn(1, 4, 7, 8, generator=gen)
+    k, v = torch.randn(2, 1, 2, 7, 8, generator=gen).unbind(0)
+    outs = []
+    for stray in (False, True):
+        with sb.stray_tensors_on_meta() if stray else torch.device("cpu"):
+            cache = RollingKVCache(1, 2, 3, 8, device="cpu")
+            outs.append(torch.cat([
+                decode_step(q[..., t:t + 1, :], k[..., t:t + 1, :],
+                            v[..., t:t + 1, :], cache)
+                for t in range(7)], dim=-2))
+    sb.assert_same_device_and_values(outs[1], outs[0])
+    assert RollingKVCache(1, 1, 2, 1, device="meta").pos.device.type == "meta"

@@ -203,3 +203,18 @@ def test_gradcheck_float64():
     attend = layout_to_mask(bigbird_layout(3, window=0, num_global=1, num_random=1, seed=1), 2)
     q, k, v = (t.requires_grad_() for t in qkv(4, 1, 1, 6, 6, 2))
     assert torch.autograd.gradcheck(lambda q, k, v: block_sparse_attention(q, k, v, attend=attend, block=2), (q, k, v))
+
+
+def test_every_tensor_follows_the_inputs_device():
+    q, k, v = qkv(61, 1, 2, 8, 8, 4, dtype=torch.float32)
+    attend = fixed_mask(8, 4)
+    expected = block_sparse_attention(q, k, v, attend=attend, block=2)
+    with sb.stray_tensors_on_meta():
+        out = block_sparse_attention(q, k, v, attend=attend, block=2)
+    sb.assert_same_device_and_values(out, expected)
+    for mask in (strided_mask(8, 3, device="meta"),
+                 fixed_mask(8, 4, device="meta"),
+                 bigbird_layout(6, num_random=1, device="meta")):
+        assert mask.device.type == "meta"
+    assert torch.equal(bigbird_layout(6, num_random=1, device="cpu"),
+                       bigbird_layout(6, num_random=1))

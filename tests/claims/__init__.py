@@ -17,9 +17,11 @@ CITATION = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
 
 
 def citations(claim_id: str) -> list[str]:
-    """`docs/<page>:<line>: <text>` for every line of every page that cites `claim_id`."""
+    """`docs/<page>:<line>: <text>` for every line of every page, and of every notebook source
+    (docs/notebooks/*.py, whose prose cells cite claims too), that cites `claim_id`."""
     found = []
-    for page in sorted((ROOT / "docs").rglob("*.md")):
+    pages = sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "docs" / "notebooks").glob("*.py"))
+    for page in pages:
         lines = page.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines, 1):
             if claim_id in CITATION.findall(line):

@@ -4,6 +4,7 @@ FlashAttention (torch 2.13.0, CPU)."""
 import inspect
 import warnings
 
+import pytest
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -68,6 +69,41 @@ def test_cpu_default_and_flash_backend_run_the_cpu_flash_kernel():
     # Same attention, different rounding: close, not bit for bit.
     assert torch.equal(out, out_flash)
     assert torch.allclose(out, out_math, atol=1e-5) and not torch.equal(out, out_math)
+    # The conditions the page names hold here, and the kernel runs in every
+    # floating dtype and with a boolean or a float mask that needs no gradient.
+    assert q.dim() == 4 and v.size(-1) == q.size(-1)
+    assert q.stride(-1) == k.stride(-1) == v.stride(-1) == 1
+    for dtype in (torch.float64, torch.float16, torch.bfloat16):
+        with _Ops() as ops:
+            F.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype))
+        assert flash_op in ops.ops
+    for mask in (torch.rand(64, 64, generator=gen) < 0.5, torch.randn(64, 64, generator=gen)):
+        with _Ops() as ops:
+            F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert flash_op in ops.ops
+    # Outside the conditions (d_v != d_k, dropout_p > 0, a non-contiguous last axis, a float
+    # mask that requires grad) and for 3-D inputs, the default path runs the math backend: no
+    # flash op, an explicit softmax over the whole score matrix instead; and
+    # sdpa_kernel(FLASH_ATTENTION) raises "No available kernel" for each of them.
+    q, k, v = torch.randn(3, 2, 2, 8, 16, generator=gen).unbind(0)  # (B, h, T, d_k)
+    math_op = "aten._safe_softmax.default"  # math decomposes into plain ops
+    cases = {
+        "d_v != d_k": ((q, k, torch.randn(2, 2, 8, 32, generator=gen)), {}),
+        "dropout": ((q, k, v), {"dropout_p": 0.1}),
+        "last axis not contiguous": (
+            (torch.randn(2, 2, 16, 8, generator=gen).transpose(-2, -1), k, v), {}),
+        "float mask requires grad": (
+            (q, k, v), {"attn_mask": torch.randn(8, 8, generator=gen, requires_grad=True)}),
+        "3-D": ((q[0], k[0], v[0]), {}),
+    }
+    for name, (args, kwargs) in cases.items():
+        with _Ops() as ops:
+            F.scaled_dot_product_attention(*args, **kwargs)
+        assert flash_op not in ops.ops and math_op in ops.ops, name
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the reasons, as UserWarnings
+            with pytest.raises(RuntimeError, match="No available kernel"):
+                F.scaled_dot_product_attention(*args, **kwargs)
 
 
 @claim("flex-sliding-window-mask-mod")

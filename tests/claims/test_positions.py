@@ -70,8 +70,10 @@ def test_sdpa_scale_replaces_the_default_one_over_sqrt_d():
 def test_sdpa_keeps_a_float32_mask_at_float32_precision_for_bfloat16():
     """SDPA (CPU) accepts a float32 attn_mask with bfloat16 q/k/v, returns bfloat16, and uses
     the mask at float32 precision: with q = k = 0 and one-hot values the output is
-    softmax(mask) itself, within bfloat16's output rounding (2^-9 relative) of the float64
-    result, while the same mask rounded to bfloat16 is off by far more."""
+    softmax(mask) itself, within bfloat16's output rounding (half a unit in the last place,
+    2^-8 relative, for 8 significant bits) of the float64 result, here exactly the float64
+    result rounded to bfloat16, while the same mask rounded to bfloat16 is off by more than
+    2^-5."""
     heads, source = 12, 600
     # ALiBi's slopes for 12 heads: most are not powers of 2, so m * distance is
     # rarely a number bfloat16 can hold
@@ -91,7 +93,9 @@ def test_sdpa_keeps_a_float32_mask_at_float32_precision_for_bfloat16():
     def relative_error(out):
         return ((out[0].double() - exact) / exact)[seen].abs().max()
 
-    assert relative_error(kept) < 2**-7 < relative_error(rounded)
+    assert torch.equal(kept[0], exact.bfloat16())  # the best a bfloat16 output can be
+    assert relative_error(kept) <= 2**-8
+    assert relative_error(rounded) > 2**-5
 
 
 @claim("bfloat16-integers-above-256")

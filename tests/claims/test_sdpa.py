@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.claims import claim
 
@@ -177,6 +178,52 @@ def test_enable_gqa_is_repeat_interleave():
     assert close(out, interleaved) and not close(out, tiled)
     with pytest.raises(RuntimeError):
         F.scaled_dot_product_attention(q, k, v)
+
+
+class _Ops(TorchDispatchMode):
+    """The aten operators a call dispatches to, with the shape of each result."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else None
+        self.ops.append((str(func), shape))
+        return out
+
+
+@claim("sdpa-enable-gqa-no-copy-cpu")
+def test_enable_gqa_reads_the_kv_heads_without_copying_on_the_cpu_default_path():
+    """CPU, default path, (B, h, L, d_k) queries against G = h/3 cached key/value heads, at
+    prefill and at one decoding step with a boolean mask: the only aten operator that touches
+    K and V is the CPU flash kernel, which takes the (B, G, S, d_k) tensors as they are: no
+    expand-and-clone, repeat or repeat_interleave, nothing allocated of K's size times h/G. The
+    result equals repeat_interleave. Under sdpa_kernel(MATH) the same call expands each K/V
+    head and clones it: two (B, G, h/G, S, d_k) copies, h/G times the cache."""
+    q, k, v = qkv(heads=6, kv_heads=2, length=5, source=5)
+    flash_op = "aten._scaled_dot_product_flash_attention_for_cpu.default"
+    copies = ("aten.clone", "aten.repeat", "aten.repeat_interleave", "aten.index",
+              "aten.cat", "aten.copy_", "aten._to_copy", "aten.contiguous")
+    expected = reference(q, k.repeat_interleave(3, dim=1), v.repeat_interleave(3, dim=1))
+    attend = torch.tensor([[True, True, True, False, True]])  # (1, S)
+    for query, mask in ((q, None), (q[..., -1:, :], attend)):
+        with _Ops() as ops:
+            out = F.scaled_dot_product_attention(query, k, v, attn_mask=mask, enable_gqa=True)
+        names = [name for name, _ in ops.ops]
+        assert names[-1] == flash_op and names.count(flash_op) == 1
+        assert not [n for n in names if n.startswith(copies)], names
+        assert all(shape is None or math.prod(shape) < 3 * k.numel() for _, shape in ops.ops)
+        ref = expected[..., -query.size(-2):, :] if mask is None else reference(
+            query, k.repeat_interleave(3, dim=1), v.repeat_interleave(3, dim=1), attend)
+        assert close(out, ref)
+    with _Ops() as ops, sdpa_kernel(SDPBackend.MATH):
+        out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    clones = [shape for name, shape in ops.ops if name == "aten.clone.default"]
+    assert clones == [(2, 2, 3, 5, 8), (2, 2, 3, 5, 8)]  # (B, G, h/G, S, d_k), K then V
+    assert flash_op not in [name for name, _ in ops.ops]
+    assert close(out, expected)
 
 
 @claim("sdpa-backends")

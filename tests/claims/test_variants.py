@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention.flex_attention import flex_attention
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from tests.claims import claim
@@ -104,11 +105,51 @@ def test_exp_overflows_float16_above_about_11():
     assert torch.tensor(50.0).exp().isfinite()
 
 
-@claim("tensor-expand-no-copy")
-def test_expand_returns_a_view_without_copying():
-    """expand() of a size-1 axis returns a view of the same memory, with stride 0 on that axis."""
-    c = torch.randn(2, 7, 5)
-    wide = c[:, None].expand(-1, 4, -1, -1)
-    assert wide.shape == (2, 4, 7, 5)
-    assert wide.data_ptr() == c.data_ptr() and wide.stride(1) == 0
-    assert wide.untyped_storage().nbytes() == c.untyped_storage().nbytes()
+class _Results(TorchDispatchMode):
+    """(aten operator, result) of every operator a call dispatches to."""
+
+    def __init__(self):
+        super().__init__()
+        self.results = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.results.append((str(func), out))
+        return out
+
+
+@claim("sdpa-math-copies-expanded-key")
+def test_sdpa_math_backend_copies_a_key_expanded_to_every_head():
+    """expand() of a size-1 head axis is a view (same memory, stride 0), but SDPA on the CPU
+    with d_v != d_k (the absorbed MLA shapes: key d_c + d_r wide, value d_c) runs the math
+    backend, whose first step multiplies the key by the scale: a new (B, h, d_c + d_r, S)
+    tensor, h times the one-head key. With a one-head key and enable_gqa=True instead, the
+    math backend clones it into h heads. No flash kernel in either."""
+    gen = torch.Generator().manual_seed(0)
+    b, h, L, S, d_c, d_r = 2, 8, 1, 10, 32, 8
+    q = torch.randn(b, h, L, d_c + d_r, generator=gen)
+    key = torch.randn(b, 1, S, d_c + d_r, generator=gen)  # (B, 1, S, d_c + d_r)
+    value = key[..., :d_c]  # (B, 1, S, d_c)
+    wide = key.expand(-1, h, -1, -1)
+    assert wide.shape == (b, h, S, d_c + d_r)
+    assert wide.data_ptr() == key.data_ptr() and wide.stride(1) == 0
+    assert wide.untyped_storage().nbytes() == key.untyped_storage().nbytes()
+    flash_op = "aten._scaled_dot_product_flash_attention_for_cpu.default"
+    per_head = b * h * S * (d_c + d_r)  # elements of a key of its own per head
+
+    with _Results() as expanded:
+        out = F.scaled_dot_product_attention(q, wide, value.expand(-1, h, -1, -1))
+    names = [name for name, _ in expanded.results]
+    assert flash_op not in names
+    scaled_keys = [t for name, t in expanded.results if name == "aten.mul.Scalar"
+                   and t.shape == (b, h, d_c + d_r, S)]
+    assert len(scaled_keys) == 1 and scaled_keys[0].numel() == per_head == h * key.numel()
+    assert scaled_keys[0].untyped_storage().data_ptr() != key.untyped_storage().data_ptr()
+    assert scaled_keys[0].stride(1) != 0  # h real copies, not a view
+
+    with _Results() as gqa:
+        out_gqa = F.scaled_dot_product_attention(q, key, value, enable_gqa=True)
+    assert flash_op not in [name for name, _ in gqa.results]
+    clones = [t for name, t in gqa.results if name == "aten.clone.default"]
+    assert [tuple(t.shape) for t in clones] == [(b, 1, h, S, d_c + d_r), (b, 1, h, S, d_c)]
+    assert torch.allclose(out, out_gqa, atol=1e-6)
