@@ -54,18 +54,36 @@ def set_scheme(page, scheme: str) -> None:
     page.wait_for_function("s => document.body.dataset.mdColorScheme === s", arg=SCHEMES[scheme], timeout=5000)
 
 
-AXE_RUN = """async (tags) => {
-  const results = await axe.run(document, {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]});
-  return results.violations.map(v => ({
-    id: v.id, help: v.help,
-    nodes: v.nodes.map(n => ({target: n.target.flat(Infinity).join(" >>> "),
-                              summary: (n.failureSummary || "").replace(/\\s+/g, " ").trim()})),
-  }));
+# Started without waiting for it (so that pages in other tabs, each in a renderer process of
+# its own, are checked at the same time), then collected. Code blocks and formulas are most of
+# the elements of a long page, and axe's colour-contrast rule costs the most per element: on a
+# page that is not `full`, that one rule leaves them out, and CODE_AND_MATH_CONTRAST measures
+# their colours instead (every other rule sees the whole page, always).
+AXE_START = """([tags, full]) => {
+  const options = {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]};
+  window.__termbaseAxe = (async () => {
+    let found = (await axe.run(document, full ? options : {...options, rules: {"color-contrast": {enabled: false}}})).violations;
+    if (!full) {
+      const contrast = await axe.run({exclude: [["pre > code"], ["math"]]},
+                                     {runOnly: {type: "rule", values: ["color-contrast"]}, resultTypes: ["violations"]});
+      found = found.concat(contrast.violations);
+    }
+    return found.map(v => ({
+      id: v.id, help: v.help,
+      nodes: v.nodes.map(n => ({target: n.target.flat(Infinity).join(" >>> "),
+                                summary: (n.failureSummary || "").replace(/\\s+/g, " ").trim()})),
+    }));
+  })();
 }"""
 
 
+def start_axe(page, *, full: bool) -> None:
+    page.evaluate(AXE_START, [WCAG_TAGS, full])
+
+
 def axe_violations(page) -> list[dict]:
-    return page.evaluate(AXE_RUN, WCAG_TAGS)
+    """The violations of the run `start_axe` started on this page."""
+    return page.evaluate("() => window.__termbaseAxe")
 
 
 # --- colours, in the page -------------------------------------------------------------------
@@ -150,6 +168,25 @@ def tab_through(page, limit: int = 400) -> list[dict]:
         first = first or ring["element"]
         rings.append(ring)
     return rings
+
+
+# The text of code blocks (each highlighted token) and formulas against its background, by
+# WCAG's formula, as axe's colour-contrast rule measures it for text of normal size (4.5:1).
+CODE_AND_MATH_CONTRAST = "() => {" + COLOUR_JS + r"""
+  const low = [];
+  let checked = 0;
+  for (const el of document.querySelectorAll("article pre > code, article pre > code *, article math, article math *")) {
+    if (![...el.childNodes].some(n => n.nodeType === 3 && n.nodeValue.trim())) continue;
+    if (!el.checkVisibility({visibilityProperty: true})) continue;
+    const colour = parseColour(getComputedStyle(el).color);
+    if (!colour) continue;
+    checked++;
+    const bg = backgroundOf(el);
+    const r = ratio(over(colour, bg), bg);
+    if (r < 4.5) low.push(`${describe(el)}: ${r.toFixed(2)}:1 (rgb(${over(colour, bg).map(Math.round)}) on rgb(${bg.map(Math.round)}))`);
+  }
+  return {checked, low};
+}"""
 
 
 # --- scroll affordances, in the page --------------------------------------------------------
