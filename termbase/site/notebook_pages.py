@@ -191,7 +191,7 @@ def page_content(html: str, page, base: TermBase, lang: str, repository: tuple[s
     # Outputs stay out of search too. Material's search parser compares elements by tag name, so an
     # excluded <div> is let go at its first nested </div>: mark each output <pre> (never nested).
     html = OUTPUT_PRE.sub(r"\1<pre data-search-exclude>", html)
-    html = re.sub(r' tabindex="0"| id="cell-id=[^"]*"| data-jp-theme-[a-z]+="[^"]*"', "", html)
+    html = re.sub(r'(jp-OutputArea-output"[^>]*)? tabindex="0"| id="cell-id=[^"]*"| data-jp-theme-[a-z]+="[^"]*"', lambda m: m[0] if m[1] else "", html)
     html = re.sub(r'(<h1 [^>]*>.*?)<a class="anchor-link" href="[^"]*">¶</a>', r"\1", html, count=1, flags=re.S)
     html = html.replace(ANCHOR, f'<a class="headerlink" title="{html_lib.escape(base.t("permalink", lang))}"')
     if "jp-CodeMirrorEditor" in html or "clipboard-copy" in html:
