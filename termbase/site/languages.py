@@ -67,6 +67,11 @@ def configure(config, base: TermBase, lang: str) -> None:
     config.nav = _translate_nav(config.nav, base, lang)
     toc = config.mdx_configs.setdefault("toc", {})
     toc["permalink_title"] = base.t("permalink", lang)
+    # Material has no translation for the palette toggle's name: it is what mkdocs.yml says.
+    for palette in config.theme.get("palette") or []:
+        toggle = palette.get("toggle")
+        if toggle:
+            toggle["name"] = base.t("to_light" if palette.get("scheme") == "slate" else "to_dark", lang)
     config.extra["alternate"] = Switcher()
     root = site_root(config, base, lang)
     home = root + prefix(base, lang)

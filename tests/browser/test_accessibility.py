@@ -283,10 +283,6 @@ def test_no_english_interface_text(reader, page, lang):
     assert not found, f"English interface text on {lang} pages:\n  " + "\n  ".join(sorted(found))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the light/dark toggle is named once for every language in mkdocs.yml ('Dark / Oscuro / Mørk'): "
-    "Material has no translated string for it, so naming it per language needs "
-    "termbase/site/languages.py configure() to set theme.palette[*].toggle.name from ui.yml"))
 @pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != "en"])
 def test_the_light_dark_toggle_is_named_in_the_page_language(reader, page, lang):
     reader.goto(prefix(lang))

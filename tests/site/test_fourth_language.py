@@ -20,7 +20,9 @@ def add_to_mappings(node, source="en"):
     """Give every {en: ..., es: ..., da: ...} mapping of a YAML document a French entry."""
     if isinstance(node, dict):
         if source in node and all(lang in node for lang in LANGS):
-            node[NEW] = node[source]
+            # A label English leaves empty (it only shows on translations) still needs its
+            # French text: the Spanish one stands in for it.
+            node[NEW] = node[source] or node["es"]
         for value in node.values():
             add_to_mappings(value, source)
     elif isinstance(node, list):
