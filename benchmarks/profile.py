@@ -1,7 +1,8 @@
 """Where a build spends its time, in every process it runs: the probe's sampling profiler
 (benchmarks/probe/sitecustomize.py, TERMBASE_BENCH_SAMPLE_DIR) records, every 5 ms, the stack of
-each thread inside MkDocs' `build`, in MkDocs' own process and in each language's; this module
-sums what it wrote. Shares are of wall-clock samples inside a build, per process."""
+each thread inside MkDocs' `build`, in MkDocs' own process and in each language's, weighted by
+the wall time since its previous sample; this module sums what it wrote. A share is of the wall
+time a process spent inside MkDocs' `build`."""
 
 from __future__ import annotations
 
@@ -39,17 +40,15 @@ def summarise(folder: Path, top: int = 14) -> dict:
         role = _role(dump)
         if role in out:  # a second process in the same role (a restarted language): add its samples
             role = f"{role}-{dump['pid']}"
-        total = dump["samples"] or 1
-        interval = dump.get("interval_s") or 0.005
+        total = dump.get("seconds_in_build") or 1e-9
 
-        def rows(counts, keep=None):
-            items = [(name, n) for name, n in counts.items() if keep is None or keep(name)]
+        def rows(weights, keep=None):
+            items = [(name, s) for name, s in weights.items() if keep is None or keep(name)]
             items.sort(key=lambda item: -item[1])
-            return [{"function": name, "samples": n, "share": n / total, "approx_s": n * interval}
-                    for name, n in items[:top]]
+            return [{"function": name, "share": s / total, "approx_s": s} for name, s in items[:top]]
 
         out[role] = {
-            "samples": dump["samples"], "approx_build_s": dump["samples"] * interval,
+            "samples": dump["samples"], "approx_build_s": dump.get("seconds_in_build"), "cpu_s": dump.get("cpu_s"),
             "phases": rows(dump.get("phases") or {}),
             "inclusive": rows(dump["inclusive"], lambda n: n.startswith(INTERESTING) and "(build)" not in n),
             "self": rows(dump["self"]),

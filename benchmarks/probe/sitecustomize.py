@@ -122,8 +122,9 @@ if _IGNORE:
 
 # TERMBASE_BENCH_SAMPLE_DIR=<folder>: a sampling profiler in every process of a build (MkDocs'
 # own, each language's, mkdocs serve's build thread). Every 5 ms a thread records the stack of
-# each thread that is inside a build (a frame of mkdocs/commands/build.py's `build`): +1 for
-# every function on the stack (inclusive) and for the one on top (self). Wall-clock samples, so
+# each thread that is inside a build (a frame of mkdocs/commands/build.py's `build`), weighted
+# by the wall time since the previous sample: for every function on the stack (inclusive), for
+# the one on top (self), and for the phase (the two calls below `build`). Wall-clock time, so
 # waiting shows too (for a subprocess, a lock, another language). SIGUSR1 starts over (mkdocs
 # serve: after start-up); at exit the counts go to <folder>/<pid>.json. With
 # TERMBASE_BENCH_SAMPLE_PAUSED=1 it samples nothing until SIGUSR1; SIGUSR2 writes the counts now
@@ -138,7 +139,8 @@ if _SAMPLES:
     import time as _time
 
     _INTERVAL = 0.005
-    _state = {"inclusive": {}, "self": {}, "phases": {}, "samples": 0, "since": _time.time(),
+    _state = {"inclusive": {}, "self": {}, "phases": {}, "samples": 0, "seconds_in_build": 0.0,
+              "since": _time.time(), "cpu_since": _time.process_time(),
               "on": os.environ.get("TERMBASE_BENCH_SAMPLE_PAUSED") != "1"}
 
     def _where(code):
@@ -171,8 +173,13 @@ if _SAMPLES:
 
     def _sample():
         me = _threading.get_ident()
+        last = _time.perf_counter()
         while True:
             _time.sleep(_INTERVAL)
+            # Each sample stands for the wall time since the previous one: on a busy machine this
+            # thread wakes late, and counting samples would undercount the stacks that compute.
+            now = _time.perf_counter()
+            weight, last = now - last, now
             if not _state["on"]:
                 continue
             for ident, frame in list(sys._current_frames().items()):
@@ -180,18 +187,20 @@ if _SAMPLES:
                 if phase is None:
                     continue
                 _state["samples"] += 1
-                _state["phases"][phase] = _state["phases"].get(phase, 0) + 1
+                _state["seconds_in_build"] += weight
+                _state["phases"][phase] = _state["phases"].get(phase, 0) + weight
                 top = _where(frame.f_code)
-                _state["self"][top] = _state["self"].get(top, 0) + 1
+                _state["self"][top] = _state["self"].get(top, 0) + weight
                 seen = set()
                 while frame is not None:
                     seen.add(_where(frame.f_code))
                     frame = frame.f_back
                 for name in seen:
-                    _state["inclusive"][name] = _state["inclusive"].get(name, 0) + 1
+                    _state["inclusive"][name] = _state["inclusive"].get(name, 0) + weight
 
     def _reset(*_):
-        _state.update(inclusive={}, self={}, phases={}, samples=0, since=_time.time(), on=True)
+        _state.update(inclusive={}, self={}, phases={}, samples=0, seconds_in_build=0.0, since=_time.time(),
+                      cpu_since=_time.process_time(), on=True)
 
     def _dump_now(*_):
         _state["on"] = False
@@ -206,7 +215,8 @@ if _SAMPLES:
             process = sys.modules.get("multiprocessing")
             name = process.current_process().name if process else "MainProcess"
             _json.dump({"pid": os.getpid(), "argv": sys.argv, "process": name, "interval_s": _INTERVAL,
-                        "seconds": _time.time() - _state["since"], **_state}, fh)
+                        "seconds": _time.time() - _state["since"],
+                        "cpu_s": _time.process_time() - _state["cpu_since"], **_state}, fh)
 
     try:
         _signal.signal(_signal.SIGUSR1, _reset)
