@@ -52,29 +52,28 @@ def soft_capped_attention(q, k, v, *, cap, attend=None, scale=None):
 
 # --8<-- [start:demo]
 if __name__ == "__main__":
-    import warnings
-
-    from torch.nn.attention.flex_attention import flex_attention
-
-    # Eager flex_attention (no torch.compile) warns that it is unfused;
-    # the result is the same, so silence that one message.
-    warnings.filterwarnings("ignore", message="flex_attention called without")
     torch.manual_seed(0)
     cap = 50.0  # Gemma 2's attention cap
     q, k, v = torch.randn(3, 1, 2, 16, 8).unbind(0)
     q = 40 * q  # scores of several hundred: the cap is active
 
-    def capped_causal(score, b, h, q_idx, kv_idx):  # score: already scaled
+    # The same cap as a FlexAttention score_mod: flex_attention calls it
+    # on every score after the scale, so pass it as
+    # flex_attention(q, k, v, score_mod=capped_causal). Here it is
+    # applied to all scores at once; the tests run flex_attention itself.
+    def capped_causal(score, b, h, q_idx, kv_idx):
         return torch.where(q_idx >= kv_idx, soft_cap(score, cap),
                            float("-inf"))
 
     attend = torch.ones(16, 16, dtype=torch.bool).tril()
     ours = soft_capped_attention(q, k, v, cap=cap, attend=attend)
-    flex = flex_attention(q, k, v, score_mod=capped_causal)
-    print("matches flex_attention with a score_mod:",
-          torch.allclose(ours, flex, atol=1e-5))
+    raw = q @ k.transpose(-2, -1) / 8**0.5  # (1, 2, 16, 16), scaled
+    i = torch.arange(16)
+    modded = capped_causal(raw, 0, 0, i[:, None], i[None, :])
+    by_score_mod = torch.softmax(modded, dim=-1) @ v
+    print("matches softmax(score_mod(scores)) V:",
+          torch.allclose(ours, by_score_mod, atol=1e-5))
 
-    raw = q @ k.transpose(-2, -1) / 8**0.5
     capped = soft_cap(raw, cap)
     print(f"max |score| before the cap: {raw.abs().max():.1f}")
     print(f"max |score| after the cap:  {capped.abs().max():.1f}")

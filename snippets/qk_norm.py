@@ -4,6 +4,12 @@ Dehghani et al. 2023 (ViT-22B, arXiv 2302.05442) apply LayerNorm to q and
 k; recent language models use RMSNorm. Either way, with learned gains g_q,
 g_k and no bias, every attention logit is bounded by
 sqrt(d_k) * max_i |g_q[i] g_k[i]|, however large the inputs grow.
+
+Per head, over d_k, as here: Qwen3 and Gemma 3 (Hugging Face transformers,
+Qwen3RMSNorm(head_dim), Gemma3RMSNorm(dim=head_dim)). OLMo 2 instead
+normalises the whole projection, all heads together (Olmo2RMSNorm over
+num_heads * head_dim): one head may then hold the whole norm, and the
+bound grows to h * sqrt(d_k) * max|g_q g_k|.
 """
 
 BLOCKS = {

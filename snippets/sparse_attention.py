@@ -2,8 +2,8 @@
 
 Patterns: local blocks plus global tokens (Longformer, Beltagy et al.
 2020) plus random blocks (BigBird, Zaheer et al. 2020, arXiv 2007.14062);
-the strided pattern of Child et al. 2019 (arXiv 1904.10509). The result
-equals dense attention with the same boolean mask.
+the strided and fixed patterns of Child et al. 2019 (arXiv 1904.10509).
+The result equals dense attention with the same boolean mask.
 """
 
 BLOCKS = {
@@ -51,6 +51,17 @@ def strided_mask(T, stride):
     local = (j <= i) & (i - j < stride)
     strided = (j <= i) & ((i - j) % stride == 0)
     return local | strided
+
+
+def fixed_mask(T, stride, c=1):
+    """(T, T) boolean, True = may attend: Child et al.'s fixed pattern,
+    causal. Each token sees its own block of `stride` tokens, and the
+    last c tokens of every block, which act as its summary."""
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    same_block = i // stride == j // stride
+    summary = j % stride >= stride - c
+    return (j <= i) & (same_block | summary)
 
 
 def layout_to_mask(layout, block):
@@ -141,21 +152,22 @@ if __name__ == "__main__":
 
     torch.manual_seed(0)
     T, stride = 16, 4
-    attend = strided_mask(T, stride)
-    print("strided mask, stride 4 (1 = may attend):")
-    for row in attend:
-        print("".join(str(int(x)) for x in row))
+    masks = {"strided": strided_mask(T, stride),
+             "fixed": fixed_mask(T, stride, c=1)}
+    print(f"{'strided':19}fixed    (1 = may attend)")
+    for a, b in zip(*masks.values()):
+        print("".join(str(int(x)) for x in a), " ",
+              "".join(str(int(x)) for x in b))
     q, k, v = torch.randn(3, 1, 2, T, 8).unbind(0)
-    ours = block_sparse_attention(q, k, v, attend=attend, block=4)
-    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
-    print("matches SDPA with the boolean mask:",
-          torch.allclose(ours, ref, atol=1e-5))
-    allowed, tiles = int(attend.sum()), tile_layout(attend, 4)
-    print(f"scores allowed: {allowed} of {attend.numel()} "
-          f"({allowed / attend.numel():.1%})")
-    print(f"tiles computed: {int(tiles.sum())} of {tiles.numel()}")
-    # The stride-th keys fall in every tile below the diagonal: as many
-    # tiles as a plain causal mask, unless the sequence is reordered.
     causal = torch.ones(T, T, dtype=torch.bool).tril()
+    for name, attend in masks.items():
+        ours = block_sparse_attention(q, k, v, attend=attend, block=4)
+        ref = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+        allowed, tiles = int(attend.sum()), tile_layout(attend, 4)
+        print(f"{name}: matches SDPA {torch.allclose(ours, ref, atol=1e-5)}"
+              f", scores allowed {allowed} of {attend.numel()}"
+              f", tiles {int(tiles.sum())} of {tiles.numel()}")
+    # The every-stride-th keys fall in every tile below the diagonal: as
+    # many tiles as a plain causal mask, unless a kernel gathers them.
     print("tiles a causal mask needs:", int(tile_layout(causal, 4).sum()))
 # --8<-- [end:strided]

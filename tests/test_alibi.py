@@ -37,7 +37,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-
 def test_eight_and_sixteen_heads_as_the_paper_lists_them():
     # arXiv 2108.12409, section 3: 1/2^1 ... 1/2^8 for 8 heads; for 16,
     # 1/2^0.5, 1/2^1, 1/2^1.5, ..., 1/2^8 (start and ratio 1/sqrt(2)).

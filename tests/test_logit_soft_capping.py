@@ -17,7 +17,7 @@ from tests import snippet_blocks as sb
 
 EXPECTED_OUTPUT = {
     "demo": [
-        "matches flex_attention with a score_mod: True",
+        "matches softmax(score_mod(scores)) V: True",
         "max |score| before the cap: 169.7",
         "max |score| after the cap:  49.9",
         "order of the scores kept: True",

@@ -43,7 +43,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-
 def make(seed, d_model=24, h=3, d_h=8, d_c=6, d_r=4, dtype=F64):
     torch.manual_seed(seed)
     return MultiHeadLatentAttention(d_model, h, d_h, d_c, d_r).to(dtype)

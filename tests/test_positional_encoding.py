@@ -42,7 +42,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-
 def paper_formula(num_positions, d_model, base=10000.0):
     """Section 3.5 of arXiv 1706.03762, one number at a time."""
     table = [[0.0] * d_model for _ in range(num_positions)]

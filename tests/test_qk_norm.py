@@ -167,3 +167,23 @@ def test_invalid_arguments_raise():
         QKNormSelfAttention(8, 2, norm="batch")
     with pytest.raises(ValueError, match="divide"):
         QKNormSelfAttention(10, 3)
+
+
+def test_norm_over_all_heads_together_is_bounded_h_times_looser():
+    """OLMo 2's layout (the module docstring): RMSNorm over h * d_k at once.
+    A head can carry the whole norm, so its logits reach h sqrt(d_k) max|g|."""
+    h, d_k = 4, 8
+    norm = nn.RMSNorm(h * d_k, eps=EPS, dtype=F64)
+    with torch.no_grad():
+        norm.weight.fill_(1.5)
+    q = torch.zeros(h * d_k, dtype=F64)
+    q[0] = 1e3  # all the energy in head 1, one coordinate
+    u = norm(q).view(h, d_k)[0]
+    logit = (u @ u) / math.sqrt(d_k)
+    torch.testing.assert_close(logit, torch.tensor(h * math.sqrt(d_k) * 1.5**2, dtype=F64), rtol=1e-8, atol=0)
+    # per head (this module), the same q gives at most sqrt(d_k) * 1.5**2
+    per_head = nn.RMSNorm(d_k, eps=EPS, dtype=F64)
+    with torch.no_grad():
+        per_head.weight.fill_(1.5)
+    w = per_head(q.view(h, d_k))[0]
+    assert (w @ w) / math.sqrt(d_k) <= math.sqrt(d_k) * 1.5**2 * (1 + 1e-12)

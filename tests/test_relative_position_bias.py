@@ -51,7 +51,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-
 def qkv(seed, b, h, length, source, d, dtype=F64):
     gen = torch.Generator().manual_seed(seed)
     return (torch.randn(b, h, length, d, generator=gen, dtype=dtype),

@@ -52,7 +52,6 @@ test_layout, test_block_runs_from_empty_dir = sb.module_tests(
     mod, EXPECTED_OUTPUT)
 
 
-
 def paper_thetas(d, base=10000.0):
     """Eq. 15 of arXiv 2104.09864: theta_i = base^(-2(i-1)/d), i = 1..d/2."""
     return [base ** (-2 * (i - 1) / d) for i in range(1, d // 2 + 1)]
@@ -187,6 +186,21 @@ def test_row_permutation_matches_a_hand_written_index(num_heads, d):
                                rtol=0, atol=0)
     back = half_to_interleaved_rows(converted, num_heads)
     assert torch.equal(back, weight)
+
+
+def hf_permute(w, n_heads, dim1, dim2):
+    """permute() of Hugging Face's convert_llama_weights_to_hf.py, as written there
+    ("permute for sliced rotary"), applied to q_proj and k_proj."""
+    return w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2).reshape(
+        dim1, dim2)
+
+
+@pytest.mark.parametrize("n_heads,d,d_model", [(4, 8, 32), (8, 16, 64), (2, 64, 48)])
+def test_row_permutation_is_the_hugging_face_converter(n_heads, d, d_model):
+    weight = random(n_heads * d, d_model, seed=12)
+    torch.testing.assert_close(interleaved_to_half_rows(weight, n_heads),
+                               hf_permute(weight, n_heads, n_heads * d, d_model),
+                               rtol=0, atol=0)
 
 
 def projected_scores(x, w_q, w_k, h, h_kv, d, layout, b_q=None, b_k=None):

@@ -13,6 +13,7 @@ import snippets.sparse_attention as mod
 from snippets.sparse_attention import (
     bigbird_layout,
     block_sparse_attention,
+    fixed_mask,
     layout_to_mask,
     strided_mask,
     tile_layout,
@@ -37,26 +38,25 @@ EXPECTED_OUTPUT = {
         "T =  16384 in blocks of 64: 2.3% of the scores computed",
     ],
     "strided": [
-        "strided mask, stride 4 (1 = may attend):",
-        "1000000000000000",
-        "1100000000000000",
-        "1110000000000000",
-        "1111000000000000",
-        "1111100000000000",
-        "0111110000000000",
-        "0011111000000000",
-        "0001111100000000",
-        "1000111110000000",
-        "0100011111000000",
-        "0010001111100000",
-        "0001000111110000",
-        "1000100011111000",
-        "0100010001111100",
-        "0010001000111110",
-        "0001000100011111",
-        "matches SDPA with the boolean mask: True",
-        "scores allowed: 82 of 256 (32.0%)",
-        "tiles computed: 10 of 16",
+        "strided            fixed    (1 = may attend)",
+        "1000000000000000   1000000000000000",
+        "1100000000000000   1100000000000000",
+        "1110000000000000   1110000000000000",
+        "1111000000000000   1111000000000000",
+        "1111100000000000   0001100000000000",
+        "0111110000000000   0001110000000000",
+        "0011111000000000   0001111000000000",
+        "0001111100000000   0001111100000000",
+        "1000111110000000   0001000110000000",
+        "0100011111000000   0001000111000000",
+        "0010001111100000   0001000111100000",
+        "0001000111110000   0001000111110000",
+        "1000100011111000   0001000100011000",
+        "0100010001111100   0001000100011100",
+        "0010001000111110   0001000100011110",
+        "0001000100011111   0001000100011111",
+        "strided: matches SDPA True, scores allowed 82 of 256, tiles 10 of 16",
+        "fixed: matches SDPA True, scores allowed 64 of 256, tiles 10 of 16",
         "tiles a causal mask needs: 10",
     ],
 }
@@ -158,6 +158,27 @@ def test_strided_mask_follows_the_reference_definition():
         for k in range(T):
             expected = k <= q and (q - k < stride or (q - k) % stride == 0)
             assert bool(mask[q, k]) == expected
+
+
+@pytest.mark.parametrize("T,stride,c", [(13, 3, 1), (16, 4, 2), (9, 9, 3)])
+def test_fixed_mask_follows_the_papers_definition(T, stride, c):
+    """Child et al. 2019, fixed pattern: A(1) = {j : floor(j / l) = floor(i / l)},
+    A(2) = {j : j mod l in {l - c, ..., l - 1}}, here with the causal mask."""
+    mask = fixed_mask(T, stride, c)
+    for q in range(T):
+        for k in range(T):
+            expected = k <= q and (k // stride == q // stride or k % stride in range(stride - c, stride))
+            assert bool(mask[q, k]) == expected
+
+
+@pytest.mark.parametrize("pattern", ["strided", "fixed"])
+def test_child_patterns_match_sdpa(pattern):
+    T = 24
+    attend = strided_mask(T, 4) if pattern == "strided" else fixed_mask(T, 4, c=2)
+    q, k, v = qkv(5, 2, 2, T, T, 3)
+    for block in (2, 4, 8):
+        ours = block_sparse_attention(q, k, v, attend=attend, block=block)
+        sb.assert_close(ours, F.scaled_dot_product_attention(q, k, v, attn_mask=attend))
 
 
 def test_invalid_shapes_raise():

@@ -139,7 +139,9 @@ print("padding mask:", padding.int().tolist())
 # %% [markdown] lang="da"
 # ## To hoveder med en opgave
 #
-# Hoved *i* ejer rækkerne `i·d_k … (i+1)·d_k − 1` i `W^Q` og `W^K`. Hoved 1 får en projektion, der
+# Hovederne tælles fra 1 og tensorernes indekser fra 0. Hoved *i* ejer rækkerne med indekserne
+# `(i−1)·d_k … i·d_k − 1` i de gemte vægte `w_q.weight` og `w_k.weight`, som rummer `W^Q` og `W^K`
+# transponeret: de rækker er hovedets egne `(W_i^Q)^T` og `(W_i^K)^T`. Hoved 1 får en projektion, der
 # kun læser betydningsdelen, den samme for forespørgsler og nøgler, så dets score er høj, hvor et
 # målord og et kildeord deler betydning. Hoved 2 gør det samme med positionsdelen. Hoved 3 og 4
 # beholder deres tilfældige startvægte.
@@ -177,12 +179,12 @@ for head, part in parts.items():
 # %% [markdown] lang="da"
 # ## Cross-attention, hoved for hoved
 #
-# Decoderens tilstande spørger, encoderens output svarer: `attention(x, memory, memory,
-# key_padding_mask=padding)` returnerer én vektor pr. mål-token, `(B, L, d_model)`. De bagvedliggende
-# vægte har formen `(B, h, L, S)`: én `L × S`-matrix pr. hoved, en række pr. mål-token og en søjle
-# pr. kilde-token.
+# Decoderens tilstande spørger, encoderens output svarer:
+# `attention(x, memory, memory, key_padding_mask=padding)` returnerer én vektor pr. mål-token,
+# `(B, L, d_model)`. De bagvedliggende vægte har formen `(B, h, L, S)`: én `L × S`-matrix pr.
+# hoved, en række pr. mål-token og en søjle pr. kilde-token.
 
-# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une «el» con «the», «gato» con «cat», «negro» con «black» y «duerme» con «sleeps»; la cabeza 2 sigue la diagonal; las cabezas 3 y 4 reparten su peso de forma casi uniforme, y las columnas de relleno valen 0.", "da": "Fire heatmaps, ét pr. hoved, der viser, hvor meget vægt hvert spansk mål-token lægger på hvert engelsk kilde-token: hoved 1 forbinder el-the, gato-cat, negro-black og duerme-sleeps, hoved 2 følger diagonalen, hoved 3 og 4 spreder deres vægt bredt, og padding-søjlerne er 0."}
+# %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une «el» con «the», «gato» con «cat», «negro» con «black» y «duerme» con «sleeps»; la cabeza 2 sigue la diagonal; las cabezas 3 y 4 reparten su peso de forma casi uniforme, y las columnas de relleno valen 0.", "da": "Fire heatmaps, ét pr. hoved, der viser, hvor meget vægt hvert spansk mål-token lægger på hvert engelsk kilde-token: hoved 1 forbinder \"el\" med \"the\", \"gato\" med \"cat\", \"negro\" med \"black\" og \"duerme\" med \"sleeps\", hoved 2 følger diagonalen, hoved 3 og 4 spreder deres vægt bredt, og padding-søjlerne er 0."}
 out = attention(x, memory, memory, key_padding_mask=padding)  # (B, L, d_model)
 attend = ~padding[:, None, None, :]  # (B, 1, 1, S), True = may attend
 # (B, h, L, S): one L x S matrix per head
@@ -250,9 +252,10 @@ assert weights[..., 4:].max() == 0
 # %% [markdown] lang="da"
 # ## Kontrol mod PyTorch
 #
-# Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dens format,
-# og dens `key_padding_mask` bruger samme konvention som vores (`True` = padding). Output og vægte
-# pr. hoved skal stemme overens.
+# Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dets pakkede
+# format, {{ claim:mha-packed-in-proj }} og dets `key_padding_mask` bruger samme konvention som
+# vores (`True` = padding). {{ claim:mha-key-padding-true-ignores }} Output og vægte pr. hoved skal
+# stemme overens.
 
 # %%
 # --8<-- "snippets/torch_mha_weights.py:code"

@@ -137,8 +137,9 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 # ## 2. Opdeling i hoveder
 #
 # `split_heads` læser den sidste dimension som `(h, d_k)` og flytter hoveddimensionen frem:
-# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hoved *i* får features
-# `i·d_k … (i+1)·d_k − 1` fra hvert token; intet kopieres eller blandes.
+# `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hovederne tælles fra 1 og tensorernes
+# indekser fra 0: hoved *i* er indeks `i − 1` på hovedaksen og får de features fra hvert token, der
+# har indekserne `(i−1)·d_k … i·d_k − 1`; intet kopieres eller blandes.
 
 # %%
 q_heads = mha.split_heads(q)  # (B, h, T, d_k)
@@ -252,8 +253,9 @@ assert same
 # ## 6. Sammenkædning af hovederne
 #
 # Token-dimensionen flyttes frem igen, og hovederne lægges side om side: `(B, h, T, d_k)` →
-# `(B, T, h, d_k)` → `(B, T, h·d_k)`, som igen er `(B, T, d_model)`. `reshape` kopierer her, fordi
-# den transponerede tensor ikke er sammenhængende i hukommelsen.
+# `(B, T, h, d_k)` → `(B, T, h·d_k)`, som igen er `(B, T, d_model)`. Det kræver `reshape`: `view`
+# ville give en fejl, fordi den transponerede tensor ikke er sammenhængende i hukommelsen.
+# {{ claim:tensor-view-after-transpose-raises }}
 
 # %%
 concat = heads.transpose(1, 2).reshape(1, len(tokens), num_heads * mha.d_k)  # (B, T, d_model)
@@ -304,8 +306,11 @@ print("out:", tuple(out.shape))
 # ## Kontrol mod ét kald og mod PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når vores vægte er kopieret over i dens pakkede format, inklusive attention-vægtene for hvert
-# hoved.
+# returnerer, når vores vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
+# for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
+# attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
+# dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.
+# {{ claim:mha-need-weights-averaged }}
 
 # %%
 # --8<-- "snippets/torch_mha_weights.py:code"
@@ -344,10 +349,11 @@ assert all(checks.values())
 # %% [markdown] lang="da"
 # ## Med en kausal maske
 #
-# I en decoder må token *i* kun se på tokens `0 … i`. Den kausale maske (`True` = må bruges)
+# I en decoder må token *i* kun se på tokens `1 … i`. Den kausale maske (`True` = må bruges)
 # sætter de øvrige scorer til den mest negative float-værdi før softmax, så deres vægte bliver
 # præcis 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
-# den modsatte konvention (`True` = ignorér), deraf `~`.
+# den modsatte konvention for en boolsk `attn_mask` (`True` = ignorér), deraf `~`.
+# {{ claim:mha-bool-attn-mask-true-ignores }}
 
 # %%
 # --8<-- "snippets/masks.py:code"

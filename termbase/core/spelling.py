@@ -33,20 +33,23 @@ def available(dictionary: str) -> str | None:
 
 
 def words(text: str) -> list[str]:
-    """The words of a line of prose, each part of a hyphenated compound on its own (hunspell's
-    own dictionaries and the project's word list both know parts, not every compound);
-    symbols (Q, d_k) and acronyms (GQA, MHA, README's) are not words."""
+    """The words of a line of prose (a hyphenated compound is one word); symbols (Q, d_k) and
+    acronyms (GQA, MHA, README's) are not words."""
     text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
+    text = re.sub(r"(?<=\s)-(?:th|st|nd|rd)\b", " ", text)  # the ordinal of a formula: "$i$-th"
+    text = re.sub(r"\b(\d+)(?:th|st|nd|rd)\b", r"\1", text)  # and of a number: "513th"
     found = []
     for token in WORD.findall(text):
-        parts = token.split("-")
-        for index, part in enumerate(parts):
-            if index < len(parts) - 1:
-                part = part.rstrip(".")
-            bare = re.sub(r"['’]s\.?$", "", part)
-            if len(bare.rstrip(".")) > 1 and not bare.rstrip(".").isupper():
-                found.append(part)
+        token = re.sub(r"['’]s(?=\.?$)", "", token)  # a possessive: "Longformer's" is "Longformer"
+        bare = token.rstrip(".")
+        if len(bare) > 1 and not bare.isupper():
+            found.append(token)
     return found
+
+
+def parts(word: str) -> list[str]:
+    """The parts of a hyphenated compound that are words (not acronyms: GQA-8, MHA-style)."""
+    return [p for p in word.rstrip(".").split("-") if len(p) > 1 and not p.isupper()] if "-" in word else []
 
 
 def _hunspell(dictionary: str, args: list[str], lines: list[str], personal: tuple[str, ...] = ()) -> str:

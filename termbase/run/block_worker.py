@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import traceback
+import types
 
 import torch  # noqa: F401  imported once, before any fork: what every block pays for otherwise
 
@@ -45,10 +46,15 @@ def child(code: str, folder: str) -> None:
     sys.argv = ["block.py"]
     sys.path[0:0] = [work]
     code_object = compile(code, script, "exec")
-    namespace = {"__name__": "__main__", "__file__": script, "__builtins__": __builtins__}
+    # A real module registered as __main__, as `python block.py` makes: code that looks itself
+    # up there (pickle, torch.compile's guards in flex_attention) finds its own globals.
+    main = types.ModuleType("__main__")
+    main.__file__ = script
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
     status = 0
     try:
-        exec(code_object, namespace)
+        exec(code_object, main.__dict__)
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from termbase.run.cache import Cache, key
 
-RUNNER_VERSION = "1"  # bump when the way blocks are run changes what they print
+RUNNER_VERSION = "2"  # bump when the way blocks are run changes what they print
 WORKER = Path(__file__).with_name("block_worker.py")
 NAMESPACE = "blocks"
 TIMEOUT_S = 300

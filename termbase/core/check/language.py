@@ -197,11 +197,20 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
             where.setdefault(token, []).append(item)
             if token.endswith("."):
                 where.setdefault(token[:-1], []).append(item)
-    unknown = spelling.unknown(dictionary, frozenset(where), personal)
+    every_part = {part for word in where for part in spelling.parts(word)}
+    unknown = spelling.unknown(dictionary, frozenset(where) | every_part, personal)
+
+    def wrong(word: str) -> bool:
+        # A compound is right when hunspell knows it whole (Danish compounds, the word list's
+        # "decoder-only") or knows each of its parts ("padding-masken", "gray-scale").
+        if word not in unknown:
+            return False
+        return not spelling.parts(word) or any(part in unknown for part in spelling.parts(word))
+
     # A word before a full stop is fine if the dictionary knows it with the stop (an
     # abbreviation such as "dvs.") or without it (the end of a sentence).
-    flagged = sorted((w for w in unknown if not w.endswith(".") and (w + ".") in unknown or
-                      not w.endswith(".") and (w + ".") not in where),
+    flagged = sorted((w for w in where if not w.endswith(".") and wrong(w) and
+                      ((w + ".") not in where or wrong(w + "."))),
                      key=lambda w: (str(where[w][0].path), where[w][0].line))
     # hunspell's suggestions are slow to compute: for the first few words only.
     guesses = spelling.suggestions(dictionary, tuple(flagged[:SUGGESTED]), personal)
@@ -218,8 +227,7 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
                 report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
     # A listed word is needed when the text uses it (alone or in a compound) and the dictionary
     # alone does not know it: any other entry could hide a misspelling, so it must go.
-    parts = {word for word in where if not word.endswith(".")}
-    needed = spelling.unknown(dictionary, frozenset(parts))
+    needed = spelling.unknown(dictionary, frozenset(w for w in where if not w.endswith(".")) | every_part)
     needed_lower = {w.lower() for w in needed}
     for word, number in known.items():
         if word not in needed and word.lower() not in needed_lower:
