@@ -164,8 +164,9 @@ if _SAMPLES:
         stack = []
         while frame is not None:
             if _is_build(frame.f_code):
-                callees = [c for c in reversed(stack) if not c.co_filename.endswith(("/plugins.py", "/contextlib.py"))
-                           or "termbase" in c.co_filename]
+                callees = [c for c in reversed(stack) if not c.co_filename.endswith(("/plugins.py", "/contextlib.py",
+                                                                                      "sitecustomize.py"))
+                           or "/termbase/" in c.co_filename]
                 return " > ".join(_where(c) for c in callees[:2]) or "build"
             stack.append(frame.f_code)
             frame = frame.f_back
