@@ -157,6 +157,7 @@ def targets(r: dict) -> list[dict]:
     for label, info, profile in (("real site", real, real.get("profile_warm")),
                                  (f"{largest} terms", _get(scale, "by_size", largest) or {}, scale.get("profile_warm"))):
         w = _get(info, "ratios", "warm_over_cold")
+        w = w if w and w.get("wall") is not None else None
         if not info:
             continue
         warm_s = _get(info, "warm", "median_s")
@@ -177,6 +178,7 @@ def targets(r: dict) -> list[dict]:
                            cause, fix))
     big = _get(scale, "by_size", largest) or {}
     z = _get(big, "ratios", "cold_over_zensical")
+    z = z if z and z.get("wall") is not None else None
     pz = _get(big, "ratios", "plain_mkdocs_over_zensical")
     cp = _get(big, "ratios", "cold_over_plain_mkdocs")
     out.append(_target(
@@ -245,25 +247,28 @@ def _ratio_text(ratios: dict) -> str:
     return ", ".join(f"{k.replace('_', ' ')}: wall {_x(v['wall'])}, CPU {_x(v['cpu'])}" for k, v in ratios.items())
 
 
-def _profile_md(profile: dict | None, title: str) -> list[str]:
+def _profile_md(profile: dict | None, title: str, per: int = 1) -> list[str]:
     if not profile:
         return []
     if "error" in profile:
         return [f"**{title}**: the profiled build failed: `{profile['error'][-300:]}`", ""]
-    out = [f"**{title}** (sampled every 5 ms in every process, wall {_s(profile.get('wall_s'))} under the sampler; "
-           "a share is of the wall time that process spent inside MkDocs' `build`; ≈ s: that wall time):", ""]
+    wall = f", wall {_s(profile['wall_s'])} under the sampler" if profile.get("wall_s") else ""
+    each = f" per rebuild (the sum over the {per} rebuilds ÷ {per})" if per > 1 else ""
+    out = [f"**{title}** (sampled every 5 ms in every process{wall}; a share is of the wall time that process "
+           f"spent inside MkDocs' `build`; ≈ s: that wall time{each}):", ""]
+    processes = profile.get("processes") or {}
     rows = []
-    for role, proc in (profile.get("processes") or profile).items():
-        if not isinstance(proc, dict) or "phases" not in proc:
-            continue
+    for role, proc in processes.items():
+        out_of = f"{proc['approx_build_s'] / per:.1f} s in build" if proc.get("approx_build_s") else ""
         for row in proc["phases"][:8]:
-            rows.append([role, f"`{_phase_name(row['function'])}`", f"{row['share']:.0%}", f"{row['approx_s']:.1f}"])
+            rows.append([f"{role} ({out_of})" if out_of else role, f"`{_phase_name(row['function'])}`",
+                         f"{row['share']:.0%}", f"{row['approx_s'] / per:.1f}"])
+            out_of = ""
     out += [_table(["process", "phase (below MkDocs' build)", "share", "≈ s"], rows), ""]
     rows = []
-    for role, proc in (profile.get("processes") or profile).items():
-        if isinstance(proc, dict) and "inclusive" in proc:
-            for row in [r for r in proc["inclusive"] if r["function"].startswith("termbase/")][:6]:
-                rows.append([role, f"`{_short(row['function'])}`", f"{row['share']:.0%}", f"{row['approx_s']:.1f}"])
+    for role, proc in processes.items():
+        for row in [r for r in proc["inclusive"] if r["function"].startswith("termbase/")][:6]:
+            rows.append([role, f"`{_short(row['function'])}`", f"{row['share']:.0%}", f"{row['approx_s'] / per:.1f}"])
     if rows:
         out += [_table(["process", "termbase function (inclusive)", "share", "≈ s"], rows), ""]
     return out
@@ -439,8 +444,8 @@ def markdown(r: dict) -> str:
             if edit:
                 out += ["A timeline of the first English edit (seconds after the save, mkdocs serve's messages): "
                         + "; ".join(f"{t:.2f} {line.strip()[:90]}" for t, line in edit["timeline"]) + ".", ""]
-            out += _profile_md({"processes": s["profile"], "wall_s": None} if s.get("profile") else None,
-                               "Where the profiled round of four edits spends its time")
+            out += _profile_md({"processes": s["profile"]} if s.get("profile") else None,
+                               "Where the rebuilds of the profiled round (one edit of each kind) spend their time", per=4)
 
     tests = r.get("tests")
     if tests:
