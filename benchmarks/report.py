@@ -95,7 +95,19 @@ def _median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-def _serve_cause(serve: dict, kind: str) -> str:
+def _serve_profile(r: dict, key: str) -> tuple[dict | None, int, str]:
+    """The profile that explains the rebuilds of a serve measurement: its own profiled round (one
+    edit of each kind: per rebuild = ÷ 4), else the warm build of the same size (one build)."""
+    s = _get(r, "serve", key) or {}
+    if s.get("profile"):
+        return s["profile"], 4, "sampled in the profiled round, per rebuild"
+    warm = _get(r, "scale", "profile_warm") if key == "large" else _get(r, "real_site", "profile_warm")
+    if warm and "processes" in warm and (key != "large" or warm.get("n") == s.get("terms")):
+        return warm, 1, "sampled in a warm build of the same size (what every rebuild repeats)"
+    return None, 1, ""
+
+
+def _serve_cause(serve: dict, kind: str, profile=None, per: int = 4, how: str = "") -> str:
     edits = _get(serve, "edits", kind) or []
     if not edits:
         return serve.get("error") or "not measured"
@@ -105,13 +117,11 @@ def _serve_cause(serve: dict, kind: str) -> str:
     parts = [f"median of {len(edits)} edits: the rebuild began {_s(start)} after the save"]
     parts += [f"the {lang} build ended at {_s(built[lang])}" for lang in LANGS if built[lang] is not None]
     text = ", ".join(parts)
-    profile = serve.get("profile")
     if profile:
-        per = 4  # the profiled round: one edit of each kind
-        for role in ("main", "es", "da"):
+        for role in ROLES[kind]:
             phases = _phases_text(profile, role, 3, per)
             if phases:
-                text += f". Sampled in the profiled round, per rebuild, {role} process: {phases}"
+                text += f". {how[:1].upper()}{how[1:]}, {role} process: {phases}"
     return text
 
 
@@ -175,8 +185,9 @@ def targets(r: dict) -> list[dict]:
                                                                           if v is not None) + ")" if kind == "record" else ""))
             out.append(_target(f"edit-to-visible, {KINDS[kind]}, {size}", f"≤ {budget:.0f} s (median)", shown,
                                t is not None and t <= budget, None if t is None else f"{t - budget:.2f} s",
-                               _serve_cause(s, kind),
-                               _close_from(s.get("profile"), budget, t, ROLES[kind], per=4)))
+                               _serve_cause(s, kind, *_serve_profile(r, key)),
+                               _close_from(_serve_profile(r, key)[0], budget, t, ROLES[kind],
+                                           per=_serve_profile(r, key)[1])))
     real = r.get("real_site") or {}
     scale = r.get("scale") or {}
     largest = max((int(n) for n in (scale.get("by_size") or {})), default=None) or \

@@ -41,7 +41,10 @@ def parse_args(argv=None):
     p.add_argument("--repeats", type=int, help="runs per build figure (default 3, --quick 1)")
     p.add_argument("--edits", type=int, help="rounds of four edits under mkdocs serve at the real size "
                    "(default 5, --quick 1)")
-    p.add_argument("--large-edits", type=int, help="rounds of four edits at the largest size (default 3)")
+    p.add_argument("--large-edits", type=int, help="rounds of four edits at the largest size (default 2)")
+    p.add_argument("--large-profile", action="store_true",
+                   help="also profile a round of edits at the largest size (else its rebuilds are explained "
+                        "by the profile of a warm build of that size)")
     p.add_argument("--serve-size", type=int, help="terms of the generated site timed under mkdocs serve "
                    "(default: the largest size; 0 = none)")
     p.add_argument("--distinct-blocks", type=int, default=4,
@@ -64,7 +67,7 @@ def parse_args(argv=None):
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.edits = args.edits or (1 if args.quick else 5)
-    args.large_edits = args.large_edits or (1 if args.quick else 3)
+    args.large_edits = args.large_edits or (1 if args.quick else 2)
     args.test_repeats = args.test_repeats or (1 if args.quick else 2)
     args.large_repeats = args.large_repeats or (1 if args.quick else 2)
     if args.serve_size is None:
@@ -279,10 +282,11 @@ def bench_scale(args, tmp: Path, results: dict) -> None:
 SERVE_SLUG = "multi-head-attention"
 
 
-def _serve_one(args, tmp: Path, results: dict, key: str, project: Path, logs: sites.Logs, edits: int) -> dict:
+def _serve_one(args, tmp: Path, results: dict, key: str, project: Path, logs: sites.Logs, edits: int,
+               profile: bool = True) -> dict:
     slug = SERVE_SLUG if (project / "termbase" / "data" / "terms" / f"{SERVE_SLUG}.yml").exists() else \
         sorted((project / "termbase" / "data" / "terms").glob("*.yml"))[0].stem
-    sample_dir = None if args.no_profile else tmp / f"{key}-serve-samples"
+    sample_dir = None if args.no_profile or not profile else tmp / f"{key}-serve-samples"
     log(f"serve {key}: mkdocs serve, {edits} round(s) of 4 edits of {slug}")
     out = sites.serve_edit_to_visible(project, slug, edits, logs, sample_dir=sample_dir)
     out["medians_s"] = {kind: median(e["s"] for e in runs) for kind, runs in out["edits"].items()}
@@ -315,7 +319,7 @@ def bench_serve(args, tmp: Path, results: dict) -> None:
         ignore = _check_state(project, results, key) if key not in results.get("check", {}) else \
             not results["check"][key]["passes"]
         serve["large"] = _serve_one(args, tmp, results, key, project, sites.Logs(tmp / "logs", f"{key}-serve", ignore),
-                                    args.large_edits)
+                                    args.large_edits, profile=args.large_profile)
         serve["large"]["terms"] = n
 
 
