@@ -1,21 +1,36 @@
-"""Targets and RESULTS.md from the results of one run."""
+"""Targets and RESULTS.md from the results of one run (results.json).
+
+Every "why" and "what would close it" is assembled from figures of the same run: the sampled
+profiles of the builds and rebuilds (benchmarks/profile.py), the timelines of `mkdocs serve`'s
+own messages, the slowest tests pytest reports, the ratios between tools. Nothing here states
+a fact about the machine or the code that the run did not measure."""
 
 from __future__ import annotations
 
 import json
+import re
 
 KB = 1024
+LANGS = ("en", "es", "da")
+KINDS = {"en": "English entry", "es": "Spanish entry", "da": "Danish entry", "record": "term record"}
+# The processes on the path from a save to the edited page: the default language is built by
+# MkDocs' own process, which also starts the other languages' builds.
+ROLES = {"en": ("main",), "es": ("main", "es"), "da": ("main", "da"), "record": ("main", "es", "da")}
 
 
-def _fmt_s(value) -> str:
+def _s(value) -> str:
     return "–" if value is None or value != value else f"{value:.2f} s"
 
 
-def _fmt_x(value) -> str:
+def _x(value) -> str:
     return "–" if value is None or value != value else f"{value:.2f}×"
 
 
-def _fmt_b(value) -> str:
+def _mb(value) -> str:
+    return "–" if value is None else f"{value:.0f} MB"
+
+
+def _kb(value) -> str:
     return "–" if value is None else f"{value / KB:.1f} KB"
 
 
@@ -30,378 +45,471 @@ def _get(data, *keys, default=None):
     return data
 
 
-def profile_summary(profile: dict | None, top: int = 6) -> str:
-    """The termbase functions that take the most of a profiled build, as one line."""
-    if not profile or "total_s" not in profile:
-        return ""
-    total = profile["total_s"] or 1
-    parts = [f"{r['function']} {r['cumtime_s'] / total:.0%}" for r in profile["termbase_by_cumtime"][:top]]
-    return f"cProfile of one build ({total:.1f} s under the profiler), cumulative share: " + "; ".join(parts)
-
-
-def _plain_ratio(scale, n):
-    return _get(scale, "by_size", n, "ratios", "termbase_over_plain_mkdocs") if n else None
-
-
-def _plain_over_zensical(scale, n):
-    a = _get(scale, "by_size", n, "plain_mkdocs", "median_s") if n else None
-    b = _get(scale, "by_size", n, "zensical", "median_s") if n else None
-    return a / b if a and b else None
-
-
-def _tooltip_cause(r: dict) -> str:
-    hooks = r.get("hooks") or {}
-    sizes = sorted(hooks, key=int)
-    ok = [n for n in sizes if "ms_per_page" in hooks[n]]
-    if len(ok) < 2:
-        return ""
-    lo, hi = ok[0], ok[-1]
-    a, b = hooks[lo]["ms_per_page"], hooks[hi]["ms_per_page"]
-    compile_ = (f"; compiling its regex of every term name, which it does for every page: "
-                f"{a['tooltip_regex_compile']:.1f} → {b['tooltip_regex_compile']:.1f} ms"
-                if "tooltip_regex_compile" in a and "tooltip_regex_compile" in b else "")
-    growth = b["tooltips"] / a["tooltips"]
-    text = (f"Per page, tooltips.add_tooltips costs {a['tooltips']:.1f} ms at {lo} terms and {b['tooltips']:.1f} ms at "
-            f"{hi} terms ({growth:.1f}×{compile_}), Markdown {a['markdown']:.1f} → {b['markdown']:.1f} ms, "
-            f"MathML {a['mathml']:.1f} → {b['mathml']:.1f} ms, render.expand {a['expand']:.2f} → {b['expand']:.2f} ms")
-    if growth > 1.5:
-        return text + ": N pages × a per-page cost that grows with N is quadratic."
-    return (text + ": the per-page hook work is flat (benchmarks/hooks_cost.py), so the growth beyond N is "
-            "in what runs once per build over all pages (see the profile below) or in MkDocs itself.")
-
-
-def _linear_fix(r: dict) -> str:
-    hooks = r.get("hooks") or {}
-    sizes = sorted((n for n in hooks if "ms_per_page" in hooks[n]), key=int)
-    if len(sizes) >= 2 and hooks[sizes[-1]]["ms_per_page"]["tooltips"] / hooks[sizes[0]]["ms_per_page"]["tooltips"] > 1.5:
-        return ("make the per-page work independent of N: look term names up in a table built once per "
-                "language (not one regex of every name compiled per page)")
-    return ("find the per-build step that grows faster than N in the profile of the largest size "
-            "(the ones listed above), and compare with plain MkDocs' own growth on the same pages")
-
-
-def _target(name, goal, measured, met, by, cause, fix):
-    if measured is None:
-        status = "not measured"
-    else:
-        status = "met" if met else "missed"
-    return {"target": name, "goal": goal, "measured": measured, "status": status,
-            "missed_by": None if met or measured is None else by, "cause": cause, "to_close": fix}
-
-
-def targets(r: dict) -> list[dict]:
-    out = []
-    scale = r.get("scale") or {}
-    real = r.get("real_site") or {}
-    prof_scale = profile_summary(scale.get("profile"))
-    prof_real = profile_summary(real.get("profile"))
-
-    lin = _get(scale, "linearity_1000_over_250", "termbase_cold")
-    lin_cpu = _get(scale, "linearity_1000_over_250_cpu", "termbase_cold")
-    out.append(_target(
-        "build grows linearly", "1000×3 pages within 4.5× of 250×3 (wall time, cold)",
-        None if lin is None else f"{lin:.2f}× (CPU time {_fmt_x(lin_cpu)}; plain MkDocs "
-        f"{_fmt_x(_get(scale, 'linearity_1000_over_250', 'plain_mkdocs'))}, Zensical "
-        f"{_fmt_x(_get(scale, 'linearity_1000_over_250', 'zensical'))})",
-        lin is not None and lin <= 4.5, None if lin is None else f"{lin / 4.5 - 1:.0%} over 4.5×",
-        (_tooltip_cause(r) + " " + prof_scale).strip() or "needs sizes 250 and 1000 (the full run)",
-        _linear_fix(r) + f" (plain MkDocs grows {_fmt_x(_get(scale, 'linearity_1000_over_250_cpu', 'plain_mkdocs'))} "
-        "in CPU time from 250 to 1000 terms)"))
-
-    largest = max((int(n) for n in _get(scale, "by_size", default={}) or {}), default=None)
-    ratio_z = _get(scale, "by_size", largest, "ratios", "termbase_over_zensical") if largest else None
-    out.append(_target(
-        "faster than Zensical on the same pages", f"this build / Zensical < 1 (at {largest} terms × 3)",
-        None if ratio_z is None else f"{ratio_z:.2f}× Zensical's time (per size: " + ", ".join(
-            f"{n}: {_fmt_x(_get(v, 'ratios', 'termbase_over_zensical'))}"
-            for n, v in (scale.get("by_size") or {}).items()) + ")",
-        ratio_z is not None and ratio_z < 1, None if ratio_z is None else f"{ratio_z:.1f}× slower",
-        "MkDocs renders and writes pages one at a time in Python (one process per language at "
-        "best: 2 cores here), with Material's full nav and search index per language and the "
-        "termbase hooks on every page; Zensical's Rust runtime parallelises within a build. At "
-        f"{largest} terms this build takes {_fmt_x(_plain_ratio(scale, largest))} plain MkDocs' time and plain "
-        f"MkDocs {_fmt_x(_plain_over_zensical(scale, largest))} Zensical's. " + prof_scale,
-        "cache rendered pages keyed by a hash of their inputs (Markdown, the term records they "
-        "use, the snippets they embed) so a build renders only what changed; beyond that the gap to "
-        "Zensical is MkDocs' own per-page cost"))
-
-    serve = real.get("serve") or {}
-    t = serve.get("median_s")
-    out.append(_target(
-        "edit-to-visible, real site", "≤ 1 s from saving an entry to `mkdocs serve` serving it",
-        None if t is None or t != t else f"{t:.2f} s (warm build {_fmt_s(_get(real, 'warm', 'median_s'))}; "
-        f"ratio {_fmt_x(_get(real, 'ratios', 'edit_to_visible_over_warm_build'))})",
-        t is not None and t == t and t <= 1, None if not t else f"{t - 1:.2f} s",
-        "mkdocs serve rebuilds every page of all three languages on any change (the hooks build "
-        "es and da alongside English and wait for them in on_post_build), and its server holds each "
-        "request until that whole rebuild is done, so edit-to-visible ≈ one full warm build "
-        "(the ratio above); the termbase check and the notebook/record loading run again on every "
-        "rebuild too. " + (serve.get("error") or "") + prof_real,
-        "rebuild only the edited page's language first (or only the edited page: MkDocs' "
-        "--dirty, plus a page cache in the hooks) and build the other languages after serving"))
-
-    sserve = scale.get("serve") or {}
-    t = sserve.get("median_s")
-    n = sserve.get("n")
-    out.append(_target(
-        "edit-to-visible, 1000 terms", f"≤ 3 s at 1000 terms (measured at {n} terms)",
-        None if t is None or t != t else f"{t:.2f} s at {n} terms (cold build of that size "
-        f"{_fmt_s(_get(scale, 'by_size', n, 'termbase_cold', 'median_s') if n else None)})",
-        t is not None and t == t and t <= 3 and n == 1000, None if not t else f"{t - 3:.2f} s",
-        "as above: a full three-language rebuild per save, which grows with N. " + (sserve.get("error") or ""),
-        "incremental rebuilds: re-render only changed sources (and pages whose tooltips/related "
-        "links name a changed term); keep the rest from the previous build"))
-
-    nb = real.get("notebook_executions") or {}
-    warm = nb.get("warm_builds")
-    during = serve.get("notebook_executions_during_edits")
-    measured = None if warm is None else (f"warm builds executed {warm} notebook kernels; cold builds {nb.get('cold_builds')}; "
-                                          f"mkdocs serve edits of an entry: {during}")
-    out.append(_target(
-        "no unchanged notebook re-executed", "0 notebook executions in a warm build and in a serve rebuild",
-        measured, warm is not None and all(x == 0 for x in warm) and not during,
-        None if warm is None else f"{sum(warm) + (during or 0)} executions",
-        "counted by benchmarks/probe/sitecustomize.py (one line per nbclient kernel start)",
-        "key executed notebooks by a hash of their code and reuse the outputs"))
-
-    tests = r.get("tests") or {}
-    t = tests.get("without_browser_s")
-    out.append(_target(
-        "test suite without browser tests", "< 60 s (snippets + site build, wall time)",
-        None if t is None else f"{t:.1f} s (snippets {_fmt_s(_get(tests, 'snippets', 'median_s'))}, "
-        f"site {_fmt_s(_get(tests, 'site', 'median_s'))})",
-        t is not None and t < 60, None if t is None else f"{t - 60:.1f} s",
-        f"the snippet tests spend {_fmt_s(_get(tests, 'snippets', 'collect_only_s'))} of their "
-        f"{_fmt_s(_get(tests, 'snippets', 'median_s'))} already in `--collect-only`: tests/snippet_blocks.py starts "
-        "every declared block as a fresh `python` process at import (a thread pool of max(2, cores)), and each "
-        "one imports torch (2-4 s here); tests/site builds the whole site (a cold build, see the real site) "
-        "and again runs every code block copied from the HTML in a fresh interpreter",
-        "a fork server: one process imports torch once, then forks a child per block (a fresh process "
-        "state each, ~50 ms instead of a torch import); run the site's copied blocks through the same "
-        "server, and reuse one built site for tests/site and tests/browser"))
-
-    html = _get(real, "page_weight", "static", "entry", "html_bytes")
-    parts = _get(real, "page_weight", "static", "entry", "html_parts") or {}
-    out.append(_target(
-        "entry page HTML", "≤ 60 KB of HTML (uncompressed)",
-        None if html is None else f"{_fmt_b(html)} ({_get(real, 'page_weight', 'pages', 'entry')}; "
-        f"gzip {_fmt_b(_get(real, 'page_weight', 'static', 'entry', 'html_gzip_bytes'))}; "
-        f"plain MkDocs page {_fmt_b(_get(real, 'page_weight', 'plain_mkdocs_entry', 'html_bytes'))})",
-        html is not None and html <= 60 * KB, None if html is None else _fmt_b(html - 60 * KB),
-        "parts of the page: " + ", ".join(f"{k} {_fmt_b(v)}" for k, v in parts.items() if v is not None),
-        "the code blocks are the largest part: Pygments wraps each token of the Python in a <span> "
-        "(code_bytes against code_as_text_bytes above); shorter code on the entry page (e.g. the "
-        "written-out helper it embeds linked rather than repeated), or lighter markup "
-        "(e.g. no <span> for whitespace and plain names), brings the page under 60 KB; the nav "
-        "(Material's tabs, sidebar and table of contents) is the next largest part"))
-
-    rows = _get(r, "attention", "rows") or []
-    eff = [row["ratios"].get("efficient_over_torch_mha") for row in rows]
-    eff = [x for x in eff if x is not None]
-    snippet = _get(r, "attention", "efficient_snippet")
-    worst = max(eff) if eff else None
-    out.append(_target(
-        "efficient MHA snippet vs nn.MultiheadAttention", "within 1.2× of torch.nn.MultiheadAttention (every shape)",
-        None if worst is None else f"worst {worst:.2f}× ({snippet['file']} {snippet['class']}; per shape: "
-        + ", ".join(f"{_fmt_x(x)}" for x in eff) + ")",
-        worst is not None and worst <= 1.2, None if worst is None else f"{worst / 1.2 - 1:.0%}",
-        "no snippet with a fused QKV projection and F.scaled_dot_product_attention" if not snippet else
-        "timed in inference (eval, no_grad), where nn.MultiheadAttention takes its native fast path",
-        "use one packed Linear(d, 3d) and F.scaled_dot_product_attention"))
-    return out
-
-
 def _table(headers, rows) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
+def _short(function: str) -> str:
+    """`termbase/core/check/__init__.py:39(run)` -> `termbase/core/check/__init__.py:39 run`."""
+    match = re.fullmatch(r"(.+?):(\d+)\((.+)\)", function)
+    return f"{match.group(1)}:{match.group(2)} {match.group(3)}" if match else function
+
+
+def _phase_name(phase: str) -> str:
+    return " › ".join(_short(p) for p in phase.split(" > "))
+
+
+def top_phases(profile: dict | None, role: str = "main", count: int = 4, per: int = 1) -> list[tuple[str, float, float]]:
+    """(phase, share, seconds per build or rebuild) of the largest phases a process sampled."""
+    proc = _get(profile or {}, "processes", role) or _get(profile or {}, role)
+    if not proc:
+        return []
+    return [(_phase_name(row["function"]), row["share"], row["approx_s"] / per) for row in proc["phases"][:count]]
+
+
+def _phases_text(profile, role="main", count=4, per=1) -> str:
+    rows = top_phases(profile, role, count, per)
+    return "; ".join(f"{name} {share:.0%} (≈{sec:.1f} s)" for name, share, sec in rows)
+
+
+def _timeline(edit: dict) -> dict:
+    """When, after the save, the rebuild started and each language's build ended (mkdocs serve's
+    own messages, timestamped as they arrived)."""
+    out = {}
+    for t, line in edit.get("timeline") or []:
+        if "Building documentation" in line and "start" not in out:
+            out["start"] = t
+        match = re.search(r"(?:\[(\w+)\] )?Documentation built in ([\d.]+) seconds", line)
+        if match:
+            out.setdefault(match.group(1) or "en", t)
+    return out
+
+
+def _median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def _serve_profile(r: dict, key: str) -> tuple[dict | None, int, str]:
+    """The profile that explains the rebuilds of a serve measurement: its own profiled round (one
+    edit of each kind: per rebuild = ÷ 4), else the warm build of the same size (one build)."""
+    s = _get(r, "serve", key) or {}
+    if s.get("profile"):
+        return s["profile"], 4, "sampled in the profiled round, per rebuild"
+    warm = _get(r, "scale", "profile_warm") if key == "large" else _get(r, "real_site", "profile_warm")
+    if warm and "processes" in warm and (key != "large" or warm.get("n") == s.get("terms")):
+        return warm, 1, "sampled in a warm build of the same size (what every rebuild repeats)"
+    return None, 1, ""
+
+
+def _serve_cause(serve: dict, kind: str, profile=None, per: int = 4, how: str = "") -> str:
+    edits = _get(serve, "edits", kind) or []
+    if not edits:
+        return serve.get("error") or "not measured"
+    marks = [_timeline(e) for e in edits]
+    start = _median(m.get("start") for m in marks)
+    built = {lang: _median(m.get(lang) for m in marks) for lang in LANGS}
+    parts = [f"median of {len(edits)} edits: the rebuild began {_s(start)} after the save"]
+    parts += [f"the {lang} build ended at {_s(built[lang])}" for lang in LANGS if built[lang] is not None]
+    text = ", ".join(parts)
+    if profile:
+        for role in ROLES[kind]:
+            phases = _phases_text(profile, role, 3, per)
+            if phases:
+                text += f". {how[:1].upper()}{how[1:]}, {role} process: {phases}"
+    return text
+
+
+def _is_wait(phase: str) -> bool:
+    """A phase that waits for another process (the other languages): its time is theirs."""
+    return phase.rsplit(" > ", 1)[-1].endswith("(wait)")
+
+
+def _close_from(profile, budget: float, measured: float | None, roles=("main",), per: int = 1) -> str:
+    """What would have to go, from the sampled profile: the time is the slowest process's, so each
+    process on the path must lose the same fraction of its own work (its waits for the others
+    excluded); the largest steps of each, until that fraction is reached."""
+    if measured is None or not profile:
+        return "profile it (run without --no-profile) to see which steps to remove"
+    procs = _get(profile, "processes") or profile
+    fraction = 1 - budget / measured
+    parts = []
+    for role in roles:
+        proc = procs.get(role)
+        if not proc or not proc.get("approx_build_s"):
+            continue
+        phases = [row for row in proc["phases"] if not _is_wait(row["function"])]
+        waited = sum(row["approx_s"] for row in proc["phases"] if _is_wait(row["function"])) / per
+        own = proc["approx_build_s"] / per - waited
+        picked, total = [], 0.0
+        for row in phases:
+            picked.append(f"{_phase_name(row['function'])} ≈{row['approx_s'] / per:.1f} s")
+            total += row["approx_s"] / per
+            if total >= fraction * own:
+                break
+        parts.append(f"{role}: ≈{fraction * own:.1f} s of its ≈{own:.1f} s of own work"
+                     + (f" (it also waits ≈{waited:.1f} s for the other languages)" if waited > 0.05 else "")
+                     + f", i.e. {'; '.join(picked)}")
+    if not parts:
+        return "no profile of the processes on this path"
+    return (f"{fraction:.0%} of the time must go from every process on the path (the measured {_s(measured)} "
+            f"against {_s(budget)}): " + " | ".join(parts) + " - steps to skip when their inputs did not "
+            "change, or to take off the path between the save and the page")
+
+
+def _target(name, goal, measured, ok, missed_by, cause, fix):
+    status = "not measured" if measured is None else ("met" if ok else "missed")
+    return {"target": name, "goal": goal, "measured": measured, "status": status,
+            "missed_by": None if ok or measured is None else missed_by,
+            "cause": None if ok else cause, "to_close": None if ok else fix}
+
+
+def targets(r: dict) -> list[dict]:
+    out = []
+    serve = r.get("serve") or {}
+    settings = r.get("settings") or {}
+    for key, budget in (("real", 1.0), ("large", 3.0)):
+        s = serve.get(key) or {}
+        size = (f"{s['terms']} terms" if s.get("terms") else
+                "real site" if key == "real" else f"{settings.get('serve_size') or 1000} terms")
+        for kind in KINDS:
+            t = _get(s, "medians_s", kind)
+            t = None if t is None or t != t else t
+            by_lang = _get(s, "median_by_language_s", kind) or {}
+            shown = None if t is None else (f"{_s(t)}" + (" (" + ", ".join(f"{lang} {_s(v)}" for lang, v in by_lang.items()
+                                                                          if v is not None) + ")" if kind == "record" else ""))
+            out.append(_target(f"edit-to-visible, {KINDS[kind]}, {size}", f"≤ {budget:.0f} s (median)", shown,
+                               t is not None and t <= budget, None if t is None else f"{t - budget:.2f} s",
+                               _serve_cause(s, kind, *_serve_profile(r, key)),
+                               _close_from(_serve_profile(r, key)[0], budget, t, ROLES[kind],
+                                           per=_serve_profile(r, key)[1])))
+    real = r.get("real_site") or {}
+    scale = r.get("scale") or {}
+    largest = max((int(n) for n in (scale.get("by_size") or {})), default=None) or \
+        max(settings.get("sizes") or [1000])
+    for label, info, profile in (("real site", real, real.get("profile_warm")),
+                                 (f"{largest} terms", _get(scale, "by_size", largest) or {}, scale.get("profile_warm"))):
+        w = _get(info, "ratios", "warm_over_cold")
+        w = w if w and w.get("wall") is not None else None
+        if not info:
+            continue
+        warm_s = _get(info, "warm", "median_s")
+        outside = None
+        if profile and profile.get("wall_s"):
+            sampled = _get(profile, "processes", "main", "approx_build_s")
+            outside = profile["wall_s"] - sampled if sampled else None
+        cause = (f"the warm build ({_s(warm_s)}) still spends, in MkDocs' process: "
+                 f"{_phases_text(profile)}" + (f"; {_s(outside)} of its wall time is outside MkDocs' "
+                                                "`build` function" if outside else "")
+                 + (f"; es process: {_phases_text(profile, 'es', 3)}" if _get(profile or {}, 'processes', 'es') else ""))
+        cold_s = _get(info, "cold", "median_s")
+        fix = _close_from(profile, 0.3 * cold_s, warm_s, ("main", "es", "da")) if cold_s else "measure the cold build"
+        out.append(_target(f"warm build ≤ 0.3× cold, {label}", "warm ÷ cold ≤ 0.30 (wall; CPU beside it)",
+                           None if w is None else f"{_x(w['wall'])} (CPU {_x(w['cpu'])}; warm {_s(warm_s)}, "
+                           f"cold {_s(cold_s)})",
+                           w is not None and w["wall"] <= 0.3, None if w is None else f"{w['wall'] - 0.3:.2f}",
+                           cause, fix))
+    big = _get(scale, "by_size", largest) or {}
+    z = _get(big, "ratios", "cold_over_zensical")
+    z = z if z and z.get("wall") is not None else None
+    pz = _get(big, "ratios", "plain_mkdocs_over_zensical")
+    cp = _get(big, "ratios", "cold_over_plain_mkdocs")
+    out.append(_target(
+        f"cold build faster than Zensical, {largest} terms × 3", "this build ÷ Zensical < 1 (wall; CPU beside it)",
+        None if z is None else f"{_x(z['wall'])} (CPU {_x(z['cpu'])}; this {_s(_get(big, 'cold', 'median_s'))}, "
+        f"Zensical {_s(_get(big, 'zensical', 'median_s'))})",
+        z is not None and z["wall"] < 1, None if z is None else f"{_x(z['wall'])} Zensical's time",
+        (f"on the same pages, plain MkDocs + Material takes {_x(_get(pz, 'wall'))} Zensical's wall time "
+         f"(CPU {_x(_get(pz, 'cpu'))}) and this build {_x(_get(cp, 'wall'))} plain MkDocs' (CPU {_x(_get(cp, 'cpu'))}); "
+         f"a cold build of {largest} terms spends, in MkDocs' process: {_phases_text(scale.get('profile_cold'))}; "
+         f"es process: {_phases_text(scale.get('profile_cold'), 'es', 3)}"),
+        (f"even with no plugin, MkDocs on these pages is {_x(_get(pz, 'wall'))} Zensical's time: the plugin's own "
+         "steps listed (sampled) would have to cost less than nothing; closing it needs a builder that is faster "
+         "than MkDocs on these pages, or fewer pages rendered per build (only what changed)")))
+    tests = _get(r, "tests", "summary") or {}
+    for name, budget, label in (("without_browser", 60, "test command without the browser tests"),
+                                ("whole", 150, "whole test command")):
+        t = _get(tests, name, "median_s")
+        t = None if t is None or t != t else t
+        last = _get(tests, name, "last") or {}
+        slow = "; ".join(f"{row['test']} ({row['when']}) {row['s']:.1f} s" for row in (last.get("slowest") or [])[:5])
+        out.append(_target(f"{label}, warm machine", f"≤ {budget} s (wall, median of the runs after the first)",
+                           None if t is None else f"{_s(t)} (first run {_s(_get(tests, name, 'first_s'))}; "
+                           f"{last.get('summary', '')})",
+                           t is not None and t <= budget and not _get(tests, name, "failed"),
+                           None if t is None else f"{t - budget:.1f} s",
+                           f"pytest's slowest steps in that session: {slow}" if slow else "no durations reported",
+                           f"{_s(t - budget) if t else '–'} must go: the slowest steps above are where"))
+    pd = real.get("properdocs") or {}
+    tool = _get(r, "tools", "properdocs") or {}
+    if pd or tool:
+        ok = pd.get("builds") and not (_get(pd, "same_pages", "only_first") or _get(pd, "same_pages", "only_second"))
+        err = (pd.get("error") or tool.get("how") or "").strip().splitlines()
+        err_line = next((line for line in reversed(err) if "Error" in line or "error" in line), err[-1] if err else "")
+        measured = ("builds the site: " + f"{_s(_get(real, 'properdocs_cold', 'median_s'))} cold, "
+                    f"{_x(_get(real, 'ratios', 'properdocs_cold_over_cold', 'wall'))} MkDocs' time; "
+                    f"HTML files {_get(pd, 'same_pages', 'html_files')}") if pd.get("builds") else \
+            (f"fails: {err_line[:300]}" if (pd or not tool.get("ok")) else None)
+        out.append(_target("ProperDocs 1.6.7 builds this site unchanged", "builds, same pages (or what breaks)",
+                           measured, bool(ok), "it does not build" if not pd.get("builds") else "other pages",
+                           "\n".join(err[-12:]) or "–", "see the error"))
+    return out
+
+
+# --------------------------------------------------------------------------- RESULTS.md
+
+def _build_rows(info: dict, keys) -> list:
+    rows = []
+    for key, label in keys:
+        s = info.get(key)
+        if not s:
+            continue
+        cpu_over_wall = s["cpu_median_s"] / s["median_s"] if s.get("median_s") and s.get("cpu_median_s") else None
+        rows.append([label, _s(s["median_s"]), _s(s["cpu_median_s"]), _x(cpu_over_wall),
+                     ", ".join(map(str, s["runs_s"])), _mb(s.get("peak_rss_mb")), _mb(s.get("tree_rss_mb")),
+                     ", ".join(f"{x:.1f}" for x in s.get("load_1min") or []),
+                     f"failed {s['failed_runs']}" if s["failed_runs"] else ""])
+    return rows
+
+
+BUILD_HEADERS = ["build", "median wall", "median CPU", "CPU ÷ wall", "runs (s)", "peak RSS, one process",
+                 "peak RSS, all processes", "load (1 min) at the end", ""]
+
+
+def _ratio_text(ratios: dict) -> str:
+    return ", ".join(f"{k.replace('_', ' ')}: wall {_x(v['wall'])}, CPU {_x(v['cpu'])}" for k, v in ratios.items())
+
+
+def _profile_md(profile: dict | None, title: str, per: int = 1) -> list[str]:
+    if not profile:
+        return []
+    if "error" in profile:
+        return [f"**{title}**: the profiled build failed: `{profile['error'][-300:]}`", ""]
+    wall = f", wall {_s(profile['wall_s'])} under the sampler" if profile.get("wall_s") else ""
+    each = f" per rebuild (the sum over the {per} rebuilds ÷ {per})" if per > 1 else ""
+    out = [f"**{title}** (sampled every 5 ms in every process{wall}; a share is of the wall time that process "
+           f"spent inside MkDocs' `build`; ≈ s: that wall time{each}):", ""]
+    processes = profile.get("processes") or {}
+    rows = []
+    for role, proc in processes.items():
+        out_of = f"{proc['approx_build_s'] / per:.1f} s in build" if proc.get("approx_build_s") else ""
+        for row in proc["phases"][:8]:
+            rows.append([f"{role} ({out_of})" if out_of else role, f"`{_phase_name(row['function'])}`",
+                         f"{row['share']:.0%}", f"{row['approx_s'] / per:.1f}"])
+            out_of = ""
+    out += [_table(["process", "phase (below MkDocs' build)", "share", "≈ s"], rows), ""]
+    rows = []
+    for role, proc in processes.items():
+        for row in [r for r in proc["inclusive"] if r["function"].startswith("termbase/")
+                    and "(_worker_main)" not in r["function"]][:6]:
+            rows.append([role, f"`{_short(row['function'])}`", f"{row['share']:.0%}", f"{row['approx_s'] / per:.1f}"])
+    if rows:
+        out += [_table(["process", "termbase function (inclusive)", "share", "≈ s"], rows), ""]
+    return out
+
+
 def markdown(r: dict) -> str:
     m = r["machine"]
     v = r.get("versions") or {}
+    g = r.get("git") or {}
     out = [
         "# Benchmarks",
         "",
-        f"Written by `{r['command'].strip()}` on {r['started']} in {r['duration_s'] / 60:.1f} min"
+        f"Written by `{r['command'].strip()}` on {r['started']} in {(r.get('duration_s') or 0) / 60:.0f} min"
         + (" (**--quick**: small sizes, fewer runs)" if r.get("quick") else "") + ". "
-        "Run it again with `. .venv/bin/activate && python -m benchmarks` (about half an hour on 2 cores) or "
-        "`python -m benchmarks --quick` (under 5 minutes); `--help` lists the options. Machine-readable: "
-        "`benchmarks/results.json`.",
+        f"Commit measured: `{g.get('commit')}` ({g.get('branch')}), "
+        + ("**with uncommitted changes** (" + ", ".join(f"`{x.strip()}`" for x in g.get("dirty_files", [])[:6]) + ")"
+           if g.get("dirty") else "clean tree") + ". Machine-readable: `benchmarks/results.json`; "
+        "`python -m benchmarks --help` lists the options.",
         "",
-        *([f"Measured in {len(r['runs'])} invocations, merged with `--merge`: " + "; ".join(
-            f"`{run['command'].strip()}` ({', '.join(run.get('sections') or [])}, {run['started']}, "
-            f"{(run.get('duration_s') or 0) / 60:.0f} min)" for run in r["runs"]) + ".", ""] if r.get("runs") else []),
         "Every figure is the **median** of the runs listed next to it; every ratio compares two figures "
         "measured in this same run, interleaved (the builds of one size alternate between the tools), so "
-        "that load from other processes on the machine hits both sides alike. Absolute times are "
-        "context only.",
+        "that load from other processes on the machine hits both sides alike. Wall time is what a person "
+        "waits; CPU time (user + system of the build and every process it waited for) is what the build "
+        "itself cost, and less sensitive to load. Builds that run the languages in parallel (this one, "
+        "ProperDocs) are compared with baselines that build them one after the other (plain MkDocs, "
+        "Zensical): both ratios are given.",
         "",
         "## Machine and versions",
         "",
         f"- {m.get('nproc')} CPUs ({m.get('cpu_model')}), {m.get('ram_gib')} GiB RAM, {m.get('platform')}",
         f"- load average at start {', '.join(f'{x:.1f}' for x in r.get('load_average_start', []))}, "
-        f"at end {', '.join(f'{x:.1f}' for x in r.get('load_average_end', []))} (other work on the machine inflates absolute times)",
+        f"at end {', '.join(f'{x:.1f}' for x in r.get('load_average_end', []))} (1, 5, 15 min; each build's "
+        "1-minute load at its end is in the tables)",
         "- " + ", ".join(f"{k} {val}" for k, val in v.items() if val),
-        "",
-        "## Targets",
-        "",
-        _table(["target", "goal", "measured", "status", "missed by"],
-               [[t["target"], t["goal"], t["measured"] or "–", f"**{t['status']}**", t["missed_by"] or ""]
-                for t in r.get("targets", [])]),
-        "",
     ]
+    z = _get(r, "tools", "zensical") or {}
+    if z:
+        out.append(f"- Zensical pinned at {z.get('pinned')} in its own venv ({z.get('venv')}): {z.get('how')}. "
+                   + "Newer releases, asked of this machine's package index with `pip install --dry-run`: "
+                   + "; ".join(f"`{spec}`: {msg}" for spec, msg in (z.get("newer") or {}).items()) + ".")
+    p = _get(r, "tools", "properdocs") or {}
+    if p:
+        out.append(f"- ProperDocs pinned at {p.get('pinned')} in its own venv ({p.get('venv')}) with this site's build "
+                   f"requirements and our plugin: {p.get('how') if p.get('ok') else 'install failed: ' + str(p.get('how'))[-500:]}"
+                   + (f" (MkDocs {p['mkdocs_also_installed']} is installed beside it, pulled in by Material and "
+                      "mkdocs-jupyter; ProperDocs aliases its imports)" if p.get("mkdocs_also_installed") else "") + ".")
+    check = r.get("check") or {}
+    failing = {k: c for k, c in check.items() if not c.get("passes")}
+    if failing:
+        out += ["", "**The sources fail `termbase check`** at this commit: " + "; ".join(
+            f"{k}: {c['problems']} problem(s), {len(c.get('generated_problems') or [])} of them in generated files"
+            for k, c in failing.items()) + ". A build would stop there; so that the builds can be timed, "
+            "the probe (`benchmarks/probe/sitecustomize.py`, TERMBASE_BENCH_IGNORE_CHECK) lets every build run "
+            "the whole check (its cost stays in every figure) and go on past its verdict. First problems of the "
+            "real site: " + "; ".join(f"`{x[:160]}`" for x in (next(iter(failing.values())).get("real_site_problems")
+                                                              or [])[:3]) + "."]
+    out += ["", "## Targets", "",
+            _table(["target", "goal", "measured", "status", "missed by"],
+                   [[t["target"], t["goal"], (t["measured"] or "–").replace("\n", " "), f"**{t['status']}**",
+                     t["missed_by"] or ""] for t in r.get("targets", [])]), ""]
     for t in r.get("targets", []):
-        if t["status"] != "met":
-            out += [f"- **{t['target']}** ({t['status']}). Why: {t['cause']}. What would close it: {t['to_close']}."]
+        if t["status"] == "missed":
+            out += [f"- **{t['target']}** (missed by {t['missed_by']}). Why: {t['cause']}. What would close it: "
+                    f"{t['to_close']}."]
     out.append("")
 
     real = r.get("real_site")
     if real:
         out += ["## The real site", "",
-                f"{real['terms']} terms in the term base, {real['pages_per_language']} Markdown pages per language, "
-                "built in a temporary copy (`tests/site/sitetools.copy_project` plus `.git`). Cold: `.termbase-cache/` "
-                "and the site removed; warm: built again with nothing changed. Plain MkDocs: the same pages per "
-                "language with the `{{ marker }}` lines stripped, Material, no plugins, no hooks, three builds summed.",
-                ""]
-        rows = []
-        for key, label in (("cold", "this build, cold"), ("warm", "this build, warm"),
-                           ("plain_mkdocs", "plain MkDocs + Material (3 builds)"), ("zensical", "Zensical (3 builds)")):
-            s = real.get(key)
-            if s:
-                rows.append([label, _fmt_s(s["median_s"]), _fmt_s(s["cpu_median_s"]), ", ".join(map(str, s["runs_s"])),
-                             f"{s['peak_rss_mb']:.0f} MB" if s.get("peak_rss_mb") else "–",
-                             (f"failed {s['failed_runs']}" if s["failed_runs"] else "")])
-        out += [_table(["build", "median wall", "median CPU", "runs (s)", "peak RSS", ""], rows), ""]
-        out += ["Ratios: " + ", ".join(f"{k.replace('_', ' ')} {_fmt_x(val)}" for k, val in real["ratios"].items()), ""]
-        if real["cold"].get("error"):
+                f"{real['terms']} terms, {real['pages_per_language']} Markdown pages per language, built in a "
+                "temporary copy with the repository's history (translation status reads it). Cold: no "
+                "`.termbase-cache/` (notebooks and code blocks executed again) and no site; warm: built again with "
+                "nothing changed; blocks cold: only the code-block cache removed. Plain MkDocs and Zensical build "
+                "the same pages: the Markdown twin of every page that this build publishes beside its HTML "
+                "(`<page>/index.md`, every marker and snippet expanded), per language, with the project's theme, "
+                "assets and Markdown extensions, its nav and search, no other plugin; one build per language, in "
+                "sequence, summed. ProperDocs builds this project itself, unchanged.", ""]
+        out += [_table(BUILD_HEADERS, _build_rows(real, (
+            ("cold", "this build, cold"), ("warm", "this build, warm"), ("blocks_cold", "this build, blocks cold"),
+            ("plain_mkdocs", "plain MkDocs + Material (3 builds)"), ("zensical", "Zensical (3 builds)"),
+            ("properdocs_cold", "ProperDocs, cold"), ("properdocs_warm", "ProperDocs, warm")))), ""]
+        out += ["Ratios: " + _ratio_text(real.get("ratios") or {}) + ".", ""]
+        nb = real.get("notebook_executions") or {}
+        out += [f"Notebook executions (kernel starts counted by the probe): cold builds {nb.get('cold')}, warm builds "
+                f"{nb.get('warm')}. Distinct code blocks executed by a cold build: {real.get('distinct_blocks')}; one block "
+                f"costs {_s(_get(real, 'per_block_s', 'wall'))} of wall time and {_s(_get(real, 'per_block_s', 'cpu'))} "
+                "of CPU ((blocks cold − warm) ÷ blocks). The builds imported `termbase` from: "
+                f"{_get(real, 'termbase_imported_from', 'files')} (all from the copy: "
+                f"{_get(real, 'termbase_imported_from', 'all_from_the_copy')}).", ""]
+        if real.get("properdocs"):
+            pd = real["properdocs"]
+            out += [f"ProperDocs: {'builds the site' if pd['builds'] else 'fails'}; HTML files (this build, ProperDocs): "
+                    f"{_get(pd, 'same_pages', 'html_files')}" + (f"; only in this build: {pd['same_pages']['only_first']}"
+                                                                  if _get(pd, 'same_pages', 'only_first') else "")
+                    + (f"; only in ProperDocs': {pd['same_pages']['only_second']}" if _get(pd, 'same_pages', 'only_second')
+                       else "") + ".", ""]
+            if pd.get("error"):
+                out += ["```", pd["error"][-2500:].strip(), "```", ""]
+        if _get(real, "cold", "error"):
             out += ["The real build failed:", "", "```", real["cold"]["error"][-1500:].strip(), "```", ""]
-        serve = real.get("serve")
-        if serve:
-            out += [f"**Edit to visible** (`mkdocs serve`, {serve['page']} edited {len(serve['runs_s'])} times, "
-                    f"polling /{serve['url']}): median {_fmt_s(serve.get('median_s'))}, runs "
-                    f"{', '.join(f'{x:.2f}' for x in serve['runs_s'])} s; server start {_fmt_s(serve.get('startup_s'))}."
-                    + (f" Error: {serve['error']}" if serve.get("error") else ""), ""]
-        nb = real.get("notebook_executions")
-        if nb:
-            out += [f"**Notebook executions** (kernel starts counted by `benchmarks/probe/`): cold builds {nb['cold_builds']}, "
-                    f"warm builds {nb['warm_builds']}, serve edits {(serve or {}).get('notebook_executions_during_edits')}.", ""]
-        pw = real.get("page_weight")
-        if pw:
-            out += ["### Page weight", "",
-                    "First visit: the HTML and everything it loads (static: parsed from the HTML and its CSS; "
-                    "browser: Chromium with an empty cache, every response counted, including what scripts fetch). "
-                    "Repeat visit: the HTML only (assets are fingerprinted or cacheable).", ""]
-            rows = []
-            for kind, url in pw["pages"].items():
-                st = pw["static"].get(kind)
-                br = pw["browser"].get(kind) or {}
-                if not st:
-                    rows.append([kind, "no such page in the site", "", "", "", "", ""])
-                    continue
-                rows.append([kind, f"/{url}", _fmt_b(st["html_bytes"]), _fmt_b(st["first_visit_bytes"]),
-                             _fmt_b(br.get("first_visit_bytes")), _fmt_b(br.get("first_visit_gzip_bytes")),
-                             _fmt_b(st["repeat_visit_bytes"])])
-            plain = pw.get("plain_mkdocs_entry")
-            if plain:
-                rows.append(["entry, plain MkDocs", "", _fmt_b(plain["html_bytes"]), _fmt_b(plain["first_visit_bytes"]),
-                             "", "", _fmt_b(plain["repeat_visit_bytes"])])
-            out += [_table(["page", "url", "HTML", "first visit (static)", "first visit (browser)",
-                            "first visit (browser, gzip)", "repeat visit"], rows), ""]
-            entry = pw["static"].get("entry")
-            if entry:
-                out += ["Entry HTML parts: " + ", ".join(f"{k} {_fmt_b(val)}" for k, val in entry["html_parts"].items()
-                                                        if val is not None) + ".", ""]
-            if pw["browser"].get("error"):
-                out += [f"Browser measurement failed: {pw['browser']['error']}", ""]
-        if real.get("profile"):
-            out += ["### Where a warm build of the real site spends its time", "", _profile_table(real["profile"]), ""]
+        out += _profile_md(real.get("profile_cold"), "Where a cold build of the real site spends its time")
+        out += _profile_md(real.get("profile_warm"), "Where a warm build of the real site spends its time")
+        entry = _get(real, "page_weight", "static", "entry")
+        if entry:
+            out += [f"Page weight of /{_get(real, 'page_weight', 'pages', 'entry')}: HTML {_kb(entry.get('html_bytes'))}, "
+                    f"first visit {_kb(entry.get('first_visit_bytes'))} (static: the files the HTML and its CSS "
+                    "reference).", ""]
 
     scale = r.get("scale")
     if scale:
-        out += ["## Scale: generated terms × 3 languages", "",
-                "Each size is a copy of the project whose glossary is N generated entries made from "
-                "`termbase/data/templates/` (entry.md, record.yml, snippet.py; filler prose in each language, "
-                "one snippet module and test per term; `termbase check` passes). This build: "
-                "`mkdocs build --strict` with the project's mkdocs.yml and hooks, caches cleared except the "
-                "executed notebooks (a fixed cost independent of N, see the real site's cold build). Plain "
-                "MkDocs and Zensical build the same generated Markdown per language (`<page>.<lang>.md` → "
-                "`<page>.md`, marker lines stripped) with one mkdocs.yml per language (the project's theme and "
-                "Markdown extensions, a flat nav of the non-entry pages, no plugins or hooks); Zensical cannot "
-                "build three languages in one run, so it builds each language (`zensical build --clean`, "
-                "cold) and the three times are summed, as are plain MkDocs'.", ""]
+        out += ["## Scale: the real site grown to N terms × 3 languages", "",
+                "Each size is the real site plus generated entries up to N terms, each made as `termbase new` "
+                "makes one (`termbase/data/templates/`: record, three pages, and code) with prose of real words "
+                "in each language (benchmarks/generate.py); `termbase check` is run on each (see above). The "
+                f"generated entries share {scale.get('distinct_blocks')} snippet modules, so a cold build executes "
+                "that many generated code blocks, not one per entry: one more block costs what the real site's "
+                "per-block figure says (above).", ""]
         rows = []
         for n, info in scale["by_size"].items():
-            tb, pm, zs = info["termbase_cold"], info["plain_mkdocs"], info.get("zensical")
-            rows.append([n, info["pages"], _fmt_s(tb["median_s"]), _fmt_s(tb["cpu_median_s"]),
-                         f"{tb['peak_rss_mb']:.0f} MB" if tb.get("peak_rss_mb") else "–",
-                         _fmt_s(pm["median_s"]), _fmt_s((zs or {}).get("median_s")),
-                         f"{zs['peak_rss_mb']:.0f} MB" if zs and zs.get("peak_rss_mb") else "–",
-                         _fmt_x(info["ratios"]["termbase_over_plain_mkdocs"]),
-                         _fmt_x(info["ratios"]["termbase_over_zensical"]),
-                         _fmt_b(info.get("entry_html_bytes")), _fmt_b(info.get("search_index_bytes")),
-                         ("check: " + info["termbase_check"][:60]) if info["termbase_check"] != "passes" else ""])
-        out += [_table(["N", "pages", "this build", "CPU", "peak RSS", "plain MkDocs", "Zensical", "Zensical RSS",
-                        "÷ plain", "÷ Zensical", "entry HTML", "search index (en)", ""], rows), ""]
-        runs = "; ".join(f"N={n}: this {info['termbase_cold']['runs_s']}, plain {info['plain_mkdocs']['runs_s']}, "
-                         f"Zensical {(info.get('zensical') or {}).get('runs_s')}" for n, info in scale["by_size"].items())
-        out += [f"Runs (s): {runs}.", ""]
-        if scale.get("linearity_1000_over_250"):
-            out += ["Growth 1000 ÷ 250 terms (4.0 would be exactly linear): " + ", ".join(
-                f"{k.replace('_', ' ')} {_fmt_x(val)}" for k, val in scale["linearity_1000_over_250"].items()) +
-                "; CPU time: " + ", ".join(f"{k.replace('_', ' ')} {_fmt_x(val)}"
-                                          for k, val in scale["linearity_1000_over_250_cpu"].items()) + ".", ""]
-        if scale.get("growth_largest_over_smallest"):
-            g = scale["growth_largest_over_smallest"]
-            out += [f"Growth {g['sizes'][1]} ÷ {g['sizes'][0]} terms ({g['sizes'][1] / g['sizes'][0]:.1f} would be linear): "
-                    + ", ".join(f"{k.replace('_', ' ')} {_fmt_x(val)}" for k, val in g.items() if k != "sizes") + ".", ""]
-        w = scale.get("warm_at_largest") or {}
-        out += [f"Warm rebuild at {max(scale['sizes'])} terms (nothing changed): this build "
-                f"{_fmt_s(_get(w, 'termbase', 'median_s'))}, Zensical {_fmt_s(_get(w, 'zensical', 'median_s'))}.", ""]
-        serve = scale.get("serve")
-        if serve:
-            cold = _get(scale, "by_size", serve["n"], "termbase_cold", "median_s")
-            out += [f"**Edit to visible at {serve['n']} terms**: median {_fmt_s(serve.get('median_s'))}, runs "
-                    f"{', '.join(f'{x:.2f}' for x in serve['runs_s'])} s (ratio to a warm build "
-                    f"{_fmt_x(serve.get('ratio_over_warm_build'))}, to a cold build of that size "
-                    f"{_fmt_x(serve['median_s'] / cold if cold and serve.get('median_s') else None)}); "
-                    f"server start {_fmt_s(serve.get('startup_s'))}."
-                    + (f" Error: {serve['error']}" if serve.get("error") else ""), ""]
-        if scale.get("profile"):
-            out += [f"### Where a build of {scale['profile'].get('n')} terms spends its time", "",
-                    _profile_table(scale["profile"]), ""]
+            rows.append([n, info.get("pages_per_language"), _s(_get(info, "cold", "median_s")),
+                         _s(_get(info, "cold", "cpu_median_s")), _s(_get(info, "warm", "median_s")),
+                         _s(_get(info, "plain_mkdocs", "median_s")), _s(_get(info, "zensical", "median_s")),
+                         _s(_get(info, "zensical_warm", "median_s")),
+                         _x(_get(info, "ratios", "cold_over_zensical", "wall")),
+                         _x(_get(info, "ratios", "cold_over_zensical", "cpu")),
+                         _x(_get(info, "ratios", "warm_over_cold", "wall")),
+                         _mb(_get(info, "cold", "tree_rss_mb")), _mb(_get(info, "zensical", "tree_rss_mb")),
+                         info.get("distinct_blocks_run"),
+                         "passes" if info.get("check_passes") else
+                         f"fails ({len(info.get('check_problems_in_generated_files') or [])} in generated files)"])
+        out += [_table(["N", "pages / language", "cold", "cold CPU", "warm", "plain MkDocs", "Zensical",
+                        "Zensical warm", "÷ Zensical", "÷ Zensical, CPU", "warm ÷ cold", "peak RSS, all",
+                        "Zensical RSS", "blocks run", "check"], rows), ""]
+        for n, info in scale["by_size"].items():
+            out += [f"N={n}:", "", _table(BUILD_HEADERS, _build_rows(info, (
+                ("cold", "this build, cold"), ("warm", "this build, warm"), ("plain_mkdocs", "plain MkDocs (3 builds)"),
+                ("zensical", "Zensical, cold (3 builds)"), ("zensical_warm", "Zensical, warm (3 builds)")))), "",
+                "Ratios: " + _ratio_text(info.get("ratios") or {}) + ".", ""]
+        gr = scale.get("growth")
+        if gr:
+            out += [f"Growth from {gr['sizes'][0]} to {gr['sizes'][1]} terms ({gr['pages'][0]} → {gr['pages'][1]} pages "
+                    "per language): " + ", ".join(f"{k.replace('_', ' ')} wall {_x(v['wall'])}, CPU {_x(v['cpu'])}"
+                                                  for k, v in gr.items() if isinstance(v, dict)) + ".", ""]
+        out += _profile_md(scale.get("profile_cold"), f"Where a cold build of {_get(scale, 'profile_cold', 'n')} terms "
+                                                      "spends its time")
+        out += _profile_md(scale.get("profile_warm"), f"Where a warm build of {_get(scale, 'profile_warm', 'n')} terms "
+                                                      "spends its time")
 
-    hooks = r.get("hooks")
-    if hooks:
-        out += ["## Per-page cost of the hooks", "",
-                "One English entry page of each generated site through each step, in a fresh interpreter "
-                "whose `termbase` is that site's (`benchmarks/hooks_cost.py`), median over 15 pages, ms per page. "
-                "A step whose cost grows with N makes the build grow faster than N.", ""]
-        rows = []
-        for n, h in hooks.items():
-            ms = h.get("ms_per_page") or {}
-            rows.append([n, *(f"{ms[k]:.1f}" if k in ms else "–" for k in
-                              ("expand", "markdown", "mathml", "tooltips", "tooltip_regex_compile")), h.get("error", "")[:80]])
-        out += [_table(["N", "render.expand", "Markdown", "mathml.to_mathml", "tooltips.add_tooltips",
-                        "of which compiling its regex", ""], rows), ""]
+    serve = r.get("serve")
+    if serve:
+        out += ["## Edit to visible under `mkdocs serve`", "",
+                "`mkdocs serve` in a copy; each round edits the English, the Spanish and the Danish page of one "
+                "entry (a sentence appended, real words so that the check of every rebuild passes) and its term "
+                "record (each language's short definition), in turn, and times from the save until the served "
+                "page shows the edit: each entry edit on its own language's page, the record on the entry's page in "
+                "every language, all requested from the save on (a request for an /es/ or /da/ page is held until "
+                "that language's rebuild has finished). Every language has rebuilt before the next edit.", ""]
+        for key, s in serve.items():
+            rows = []
+            for kind in KINDS:
+                edits = _get(s, "edits", kind) or []
+                by_lang = _get(s, "median_by_language_s", kind) or {}
+                rows.append([KINDS[kind], _s(_get(s, "medians_s", kind)),
+                             ", ".join(f"{lang} {_s(v)}" for lang, v in by_lang.items() if v is not None),
+                             ", ".join(f"{e['s']:.2f}" for e in edits),
+                             _s(_median(e["all_rebuilt_s"] for e in edits))])
+            out += [f"**{s.get('terms')} terms** (entry `{s.get('slug')}`; server start {_s(s.get('startup_s'))}; "
+                    f"notebook executions during the edits: {s.get('notebook_executions_during_edits')}):", "",
+                    _table(["edit", "median", "per language", "runs (s)", "every language rebuilt"], rows), ""]
+            if s.get("error"):
+                out += ["```", s["error"][-2000:].strip(), "```", ""]
+            edit = (_get(s, "edits", "en") or [None])[0]
+            if edit:
+                out += ["A timeline of the first English edit (seconds after the save, mkdocs serve's messages): "
+                        + "; ".join(f"{t:.2f} {line.strip()[:90]}" for t, line in edit["timeline"]) + ".", ""]
+            out += _profile_md({"processes": s["profile"]} if s.get("profile") else None,
+                               "Where the rebuilds of the profiled round (one edit of each kind) spend their time", per=4)
 
     tests = r.get("tests")
     if tests:
-        out += ["## Test suite", "", "Each part is its own `python -m pytest -q` session in the repository (wall time); "
-                "the baseline is `--collect-only` of the same files (imports and collection).", ""]
+        out += ["## Test suite", "",
+                "The README's test command in the repository: whole (`python -m pytest`), without the browser "
+                "tests (`--ignore=tests/browser`), and each part as its own session (the site is then built "
+                "once per session that needs it). Rounds interleave the sessions; the first round finds the "
+                "repository's cache of executed blocks and notebooks as it was, the later rounds a warm machine.", ""]
         rows = []
-        for name in ("snippets", "site", "browser"):
-            t = tests.get(name) or {}
-            if "skipped" in t:
-                rows.append([name, "–", "", "", t["skipped"]])
-            else:
-                rows.append([name, _fmt_s(t["median_s"]), ", ".join(map(str, t["runs_s"])), _fmt_x(t["ratio_over_collect_only"]),
-                             t["last"]["summary"]])
-        out += [_table(["part", "median", "runs (s)", "÷ collect-only", "last result"], rows), ""]
-        out += [f"Without browser tests: {_fmt_s(tests.get('without_browser_s'))}.", ""]
+        for name, s in (tests.get("summary") or {}).items():
+            rows.append([name, _s(s["median_s"]), _s(s["cpu_median_s"]), _s(s["first_s"]), ", ".join(map(str, s["runs_s"])),
+                         s["last"].get("summary", "")])
+        out += [_table(["session", "median (warm)", "CPU", "first run", "runs (s)", "last result"], rows), ""]
+        for name, s in (tests.get("summary") or {}).items():
+            slow = s["last"].get("slowest") or []
+            if slow:
+                out += [f"Slowest in `{name}`: " + "; ".join(f"{row['test']} ({row['when']}) {row['s']:.1f} s"
+                                                            for row in slow[:6]) + "."]
+            if s["last"].get("failures"):
+                out += [f"Failures in `{name}`: " + "; ".join(s["last"]["failures"][:5]) + "."]
+        out.append("")
 
-    for key in [k for k in r if k.startswith("attention")]:
-        out += _attention(r[key])
+    att = r.get("attention")
+    if att:
+        out += _attention(att)
 
     if r.get("errors"):
         out += ["## Sections that failed", ""]
@@ -411,44 +519,35 @@ def markdown(r: dict) -> str:
 
 
 def _attention(att: dict) -> list[str]:
-    out = []
-    out += [f"## Attention snippets on CPU, {att['threads']} thread(s)", "",
-            f"torch {att['torch']}, {att['threads']} threads, {att['mode']}; `torch.utils.benchmark` "
-            f"blocked_autorange ({att['min_run_time_s']} s) × {att['rounds']} interleaved rounds, median of the rounds' medians. "
-            "per-head: `PerHeadAttention` (h Linear per role); fused: `MultiHeadAttention` (one Linear per role, "
-            "attention written out); efficient: "
-            + (f"`{att['efficient_snippet']['file']}` `{att['efficient_snippet']['class']}`" if att.get("efficient_snippet")
-               else "no snippet yet") +
-            "; packed+SDPA: reference module in benchmarks/attention.py; nn.MHA: `torch.nn.MultiheadAttention`; "
-            "cores: the attention step alone on (B, h, T, d_k).", ""]
-    rows = []
-    for row in att["rows"]:
-        s, ms, ra = row["shape"], row["ms"], row["ratios"]
-        rows.append([f"B={s['B']} T={s['T']} d={s['d']} h={s['h']}",
-                     *(f"{ms[k]:.3f}" if k in ms else "–" for k in
-                       ("per_head", "fused", "efficient", "packed_sdpa", "torch_mha", "manual_core", "sdpa_core")),
-                     _fmt_x(ra["per_head_over_fused"]), _fmt_x(ra.get("efficient_over_torch_mha")),
-                     _fmt_x(ra["fused_over_torch_mha"])])
-    out += [_table(["shape", "per-head ms", "fused ms", "efficient ms", "packed+SDPA ms", "nn.MHA ms",
-                    "core written out ms", "core SDPA ms", "per-head ÷ fused", "efficient ÷ nn.MHA",
-                    "fused ÷ nn.MHA"], rows), ""]
-
+    out = [f"## Attention on CPU, {att['threads']} thread", "",
+           f"torch {att['torch']}, {att['mode']}; `torch.utils.benchmark` blocked_autorange "
+           f"({att['min_run_time_s']} s) × {att['rounds']} interleaved rounds, median of the rounds' medians; "
+           f"clock: {att.get('clock', 'wall')}. The three parts are measured alone, each on the same inputs for "
+           "its variants (benchmarks/attention.py): the projection of one role (one `nn.Linear(d, d)`, its output "
+           "viewed as heads, against h `nn.Linear(d, d/h)` holding the same weights), the attention core on "
+           "(B, h, T, d_k) (h products of 3-D tensors, one per head, against one 4-D product and "
+           "`F.scaled_dot_product_attention`), and the whole layer (`PerHeadAttention`, `MultiHeadAttention`, "
+           "`EfficientSelfAttention`, `nn.MultiheadAttention`). ms: CPU time (wall time in brackets).", ""]
+    columns = {"projection": ["per_head", "fused"], "core": ["per_head", "batched", "sdpa"],
+               "layer": ["per_head", "fused", "efficient", "torch_mha"]}
+    for part, names in columns.items():
+        rows = []
+        ratio_keys = []
+        for row in att["rows"]:
+            if part not in row:
+                continue
+            s, p = row["shape"], row[part]
+            ratio_keys = list(p["ratios"])
+            rows.append([f"B={s['B']} T={s['T']} d={s['d']} h={s['h']}",
+                         *(f"{p['ms'][k]:.3f} ({p['wall_ms'][k]:.3f})" if k in p["ms"] else "–" for k in names),
+                         *(f"{_x(p['ratios'][k])} ({_x(p['wall_ratios'].get(k))})" for k in ratio_keys)])
+        if rows:
+            out += [f"**{part}**", "", _table(["shape", *(f"{k} ms" for k in names), *(k.replace("_", " ") for k in ratio_keys)],
+                                              rows), ""]
+    checks = [row.get("checks") for row in att["rows"]]
+    out += ["The variants of each part compute the same numbers (largest absolute differences, float32): "
+            + "; ".join(", ".join(f"{k} {v:.1e}" for k, v in c.items()) for c in checks if c) + ".", ""]
     return out
-
-
-def _profile_table(profile: dict) -> str:
-    if "error" in profile:
-        return "Profile failed: " + profile["error"][-500:]
-    total = profile["total_s"] or 1
-    rows = [[f"`{row['function']}`", row["calls"], f"{row['cumtime_s']:.2f}", f"{row['cumtime_s'] / total:.0%}"]
-            for row in profile["termbase_by_cumtime"][:12]]
-    own = _table(["termbase function", "calls", "cumulative s", "share"], rows)
-    rows = [[f"`{row['function']}`", row["calls"], f"{row['tottime_s']:.2f}", f"{row['tottime_s'] / total:.0%}"]
-            for row in profile["all_by_tottime"][:10]]
-    return (f"cProfile, {total:.1f} s of CPU under the profiler, of the process `mkdocs build` starts (English, "
-            "and whatever the hooks run in it); work the hooks hand to forked processes (the other languages) "
-            "shows up only as the wait for them.\n\n" + own + "\n\n" +
-            _table(["function (own time)", "calls", "own s", "share"], rows))
 
 
 if __name__ == "__main__":  # re-render RESULTS.md from results.json

@@ -1,20 +1,24 @@
-"""benchmarks/ runs end to end (`--quick`, tiny sizes, into a temporary directory).
+"""benchmarks/ runs end to end (`--quick`, a toy shape, into a temporary directory), the page's
+tables render from what it wrote, and the generator makes entries with no placeholder left.
 
-Only that it runs and writes its two files: timings are never pass/fail here (they live in
+Only that they run and write their files: timings are never pass/fail here (they live in
 benchmarks/RESULTS.md, made by `python -m benchmarks`)."""
 
 import json
 import subprocess
 import sys
 
-from tests.site.sitetools import ROOT, build_env
+import yaml
+
+from termbase.core.model import TermBase
+from termbase.core.project import load
+from termbase.site import benchmark_table
+from tests.site.sitetools import LANGS, ROOT, build_env
 
 
-def test_quick_benchmark_runs_and_writes_results(tmp_path):
+def test_quick_benchmark_runs_and_writes_results(tmp_path, monkeypatch):
     result = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--sizes", "3", "--repeats", "1",
-         "--only", "scale,attention", "--attention-shapes", "tiny", "--threads", "1",
-         "--serve-size", "0", "--no-zensical", "--no-browser", "--no-profile", "--no-prime", "--no-warm",
+        [sys.executable, "-m", "benchmarks", "--quick", "--only", "attention", "--attention-shapes", "tiny",
          "--out", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, env=build_env(), timeout=300,
     )
@@ -22,13 +26,39 @@ def test_quick_benchmark_runs_and_writes_results(tmp_path):
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert not data["errors"], data["errors"]
     assert {"nproc", "cpu_model", "ram_gib"} <= data["machine"].keys()
-    size = data["scale"]["by_size"]["3"]
-    assert size["termbase_check"] == "passes"
-    assert size["termbase_cold"]["failed_runs"] == 0, size["termbase_cold"]["error"]
-    assert size["plain_mkdocs"]["failed_runs"] == 0, size["plain_mkdocs"]["error"]
-    assert size["termbase_cold"]["median_s"] > 0 and size["entry_html_bytes"] > 0
+    assert data["git"]["commit"]
     row = data["attention"]["rows"][0]
-    assert {"per_head", "fused", "torch_mha"} <= row["ms"].keys()
-    assert row["fused_vs_per_head_max_abs_diff"] < 1e-5  # the two snippets compute the same thing
+    assert set(row["projection"]["ms"]) == {"per_head", "fused"}
+    assert {"per_head", "batched", "sdpa"} <= row["core"]["ms"].keys()
+    assert {"per_head", "fused", "torch_mha"} <= row["layer"]["ms"].keys()
+    assert max(row["checks"].values()) < 1e-5  # the variants of each part compute the same thing
     report = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
-    assert "## Targets" in report and "## Scale" in report
+    assert "## Targets" in report and "## Attention on CPU" in report
+    # the benchmarks page renders the three tables from such a results.json, in every language
+    base = TermBase(load(ROOT))
+    monkeypatch.setattr(benchmark_table, "load", lambda _: data)
+    for lang in LANGS:
+        page = benchmark_table.benchmark_table(base, lang)
+        assert page.count("| B=2, T=32, d=64, h=4 |") == 3, page
+        for part in ("projection", "core", "layer"):
+            assert base.ui["benchmarks"][part][lang] in page
+
+
+def test_generated_entries_have_no_placeholder_left(tmp_path):
+    from benchmarks import generate
+
+    real = len(list((ROOT / "termbase" / "data" / "terms").glob("*.yml")))
+    info = generate.scale_project(tmp_path / "p", real + 3, distinct_blocks=2)
+    assert info["generated_terms"] == 3 and info["distinct_generated_blocks"] == 2
+    project = tmp_path / "p"
+    for slug in info["slugs"]:
+        record = yaml.safe_load((project / "termbase" / "data" / "terms" / f"{slug}.yml").read_text(encoding="utf-8"))
+        assert set(LANGS) <= record.keys() and record["code"]
+        for lang in LANGS:
+            page = (project / "docs" / "glossary" / f"{slug}.{lang}.md").read_text(encoding="utf-8")
+            assert "TODO(termbase)" not in page and "{{ code }}" in page
+    for path in [*(project / "snippets").glob("attention_variant_code_*.py"),
+                 *(project / "tests").glob("test_attention_variant_code_*.py")]:
+        text = path.read_text(encoding="utf-8")
+        assert "TODO(termbase)" not in text
+        compile(text, str(path), "exec")
