@@ -107,7 +107,7 @@ class MultiHeadLatentAttention(nn.Module):
         # queries by it at once: no per-head key is ever formed. (An SDPA
         # call would need k.expand(-1, h, -1, -1); with d_v != d_k the CPU
         # runs SDPA's math backend, which scales that expanded key into a
-        # new (B, h, S, d_c + d_r) tensor.)
+        # new (B, h, d_c + d_r, S) tensor.)
         scores = (torch.einsum("bhlc,bsc->bhls", q_lat, c_kv)
                   + torch.einsum("bhlr,bsr->bhls", q_r, k_r))  # (B, h, L, S)
         if attend is not None:

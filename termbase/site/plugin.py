@@ -35,6 +35,7 @@ from termbase.site.tooltips import Tooltips
 
 log = logging.getLogger("mkdocs.plugins.termbase")
 SEARCH_WORKER = "assets/javascripts/workers/search."
+SEARCH_BOOST = {"claims.md": 0.5}  # glossary entries: 2
 
 
 @dataclass
@@ -185,6 +186,10 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             twin = machine_pages.expand_includes(build.project.root, build.pages.expand(markdown, src, for_machines=True))
             build.machine_pages[page.url] = machine_pages.MachinePage(page.url, "", machine_pages.plain_markdown(twin),
                                                                       entry_slug(src))
+        # Material's search ranks a page's sections by their text: the entries come first for their
+        # own term, ahead of the pages that quote every term (the claims list, a notebook on it).
+        if entry_slug(src) or src in SEARCH_BOOST:
+            page.meta.setdefault("search", {}).setdefault("boost", SEARCH_BOOST.get(src, 2))
         return build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
 
     def on_page_content(self, html, page, config, files):

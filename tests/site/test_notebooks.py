@@ -7,6 +7,7 @@ unchanged notebook is never executed twice, and what the built pages carry.
 
 import json
 import re
+from html.parser import HTMLParser
 import shutil
 
 import pytest
@@ -97,7 +98,7 @@ def test_notebook_pages_exist_executed_with_heatmaps_in_every_language(built_sit
         assert f'<html lang="{lang}"' in html
         assert f"<h1 id=" in html and notebooks.title(PROJECT, name, lang) in html, (lang, name)
         assert html.count("jp-OutputArea-output") >= 3, "executed outputs are on the page"
-        images = [dict(re.findall(r'(\w+)="([^"]*)"', tag)) for tag in re.findall(r"<img [^>]+>", html)]
+        images = img_tags(html)
         light = [i for i in images if re.fullmatch(r"fig-\d+\.svg#only-light", i["src"])]
         dark = [i for i in images if re.fullmatch(r"fig-\d+-dark\.svg#only-dark", i["src"])]
         assert light and len(light) == len(dark), f"{lang} {name}: no heatmap in both schemes"
@@ -107,6 +108,19 @@ def test_notebook_pages_exist_executed_with_heatmaps_in_every_language(built_sit
             assert len(image["alt"]) > 20, "figures are described in the page language"
         assert "data:image" not in html, "figures are files, not base64 in the page"
         assert len(page.read_bytes()) < PAGE_LIMIT, f"{page}: {len(page.read_bytes())} bytes"
+
+
+def img_tags(html: str) -> list[dict]:
+    """The attributes of every <img>, however they are quoted (an alt with a " is single-quoted)."""
+    found = []
+
+    class Images(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                found.append(dict(attrs))
+
+    Images().feed(html)
+    return found
 
 
 def test_outputs_are_the_checks_passing(built_site):
@@ -128,7 +142,8 @@ def test_pages_are_slim_and_in_the_site_look(built_site):
         assert "jp-CodeMirrorEditor" not in article and "clipboard-copy" not in article
         assert max(len(s) for s in re.findall(r"<style.*?</style>", article, re.S)) < 3000
         # Code cells are Material code blocks (copy button, highlighting, light and dark)...
-        assert article.count('<div class="highlight" data-search-exclude><pre><code>') >= 5
+        cells = len(re.findall(r"(?m)^# %%(?! \[markdown\])", (SOURCES / f"{name}.py").read_text(encoding="utf-8")))
+        assert article.count('<div class="highlight" data-search-exclude><pre><code>') == cells > 0, name
         # ...but not `language-python` blocks: cells are not standalone programs for test_code_blocks.
         assert "language-python" not in article
         assert '<details class="example termbase-nb-snippets">' in article  # embedded snippets, folded
@@ -160,7 +175,11 @@ def test_download_notebook_in_the_page_language(built_site):
 def test_sources_are_not_published_and_glossary_entries_link_the_notebooks(built_site):
     site, _ = built_site
     published = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
-    assert not [p for p in published if p.endswith(".py") or "/_" in p], "sources must not be published"
+    # A page's .py downloads are its tested blocks (tests/browser/test_takeaway.py); the
+    # notebooks' percent-format sources and the _-prefixed helpers are not for readers.
+    sources = {p.name for p in (ROOT / "docs" / "notebooks").glob("*.py")}
+    assert not [p for p in published if p.rsplit("/", 1)[-1] in sources or "/_" in p], \
+        "sources must not be published"
     links = {"multi-head-attention": "multi-head-attention-step-by-step", "cross-attention": "cross-attention-encoder-decoder"}
     for lang in LANGS:
         for slug, name in links.items():

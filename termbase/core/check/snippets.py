@@ -99,5 +99,13 @@ def check_page_blocks(base: TermBase, pages, report) -> None:
             if path.suffix == ".yml" and path not in record_lines:
                 record_lines[path] = yamlfile.load(path, report)[1]
             at = yamlfile.line_of(record_lines.get(path, {}), ("code",)) if path.suffix == ".yml" else line
+            # A reference to a file or section that is not there is the mistake to name first.
+            wrong = [m for m in (sections.missing(base.project.root, ref) for ref in block.refs) if m]
+            if wrong and path.suffix == ".yml":
+                for problem in wrong:
+                    report.add(path, at, problem, "create it, or fix the reference `file.py:section`")
+                continue
+            if wrong:
+                continue  # the page check names it, at its line
             report.add(path, at, f"code block [{', '.join(block.refs)}] is not declared by any snippet module",
                        "add it to the BLOCKS of its module, with its expected output in the module's test")
