@@ -250,12 +250,14 @@ def _implementation() -> str:
 
 
 class _NameTheLanguage(logging.Filter):
-    """In a language's build MkDocs says 'index.md'; the file to fix is docs/index.<lang>.md."""
+    """In a language's build MkDocs says 'index.md'; the file to fix is docs/index.<lang>.md.
+    Other languages' messages also start with the language, e.g. '[es] '."""
 
-    def __init__(self, lang: str, docs_dir: str):
+    def __init__(self, lang: str, docs_dir: str, tag: bool = True):
         super().__init__()
         self.lang = lang
         self.docs_dir = docs_dir
+        self.tag = tag
 
     def _named(self, match: re.Match) -> str:
         name = match.group(1)
@@ -264,8 +266,16 @@ class _NameTheLanguage(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = re.sub(r"'([^'\s]+)\.md'", self._named, record.getMessage())
-        record.msg, record.args = f"[{self.lang}] {message}", None
+        record.msg, record.args = (f"[{self.lang}] {message}" if self.tag else message), None
         return True
+
+
+def name_the_files(lang: str, docs_dir: str) -> None:
+    """The default language's build, in MkDocs' own process: its messages name the real files
+    too (once per handler, however many rebuilds `mkdocs serve` runs)."""
+    for handler in logging.getLogger("mkdocs").handlers:
+        if not any(isinstance(f, _NameTheLanguage) for f in handler.filters):
+            handler.addFilter(_NameTheLanguage(lang, docs_dir, tag=False))
 
 
 def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, implementation: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from termbase.core import sections
 from termbase.core.model import TermBase
 
-INCLUDE = re.compile(r'^(?P<indent>[ \t]*)--8<--\s+"(?P<ref>[^"]+)"\s*$', re.M)
+INCLUDE = re.compile(r'^(?P<indent>[ \t]*)--8<--\s+"(?P<ref>[^"]+)"[ \t]*$', re.M)
 HTML_TAG = re.compile(r"</?(?:small|span|a)\b[^>]*>")
 SEARCH_ONLY = re.compile(r' ?<span class="termbase-search-terms" hidden>[^<]*</span>')
 ATTRIBUTES = re.compile(r"\{ lang=\"[a-z]+\" \}")

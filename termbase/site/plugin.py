@@ -114,6 +114,8 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         self.build = Build(project, base, lang, self.language is None, config.site_dir)
         languages.configure(config, base, lang)
         notebook_pages.configure(config, base, lang)
+        if self.language is None:
+            languages.name_the_files(lang, config.docs_dir)
         return config
 
     def on_pre_build(self, config):
@@ -227,6 +229,9 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         for url, files in build.downloads.items():
             downloads.write(config.site_dir, url, files)
         if self.build.main and self.language_builds is not None and not self.background:
+            # MkDocs says "Documentation built" only once every language is: say this one is.
+            log.info("termbase: the %s site is written; waiting for %s", build.lang,
+                     ", ".join(self.language_builds.languages))
             failed = self.language_builds.wait()
             if failed:
                 raise PluginError("; ".join(failed) + " (see the errors above)")

@@ -46,13 +46,15 @@ def test_a_failing_language_fails_the_build_and_stops_no_other(project, tmp_path
     build: that build fails and is named, every other language still finishes its build, and
     only then does the failed build remove the site."""
     page = project / "docs" / f"index.{lang}.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n![diagram](nowhere.png)\n", encoding="utf-8")
+    page.write_text(page.read_text(encoding="utf-8") + "\n![PyTorch](nowhere.png)\n", encoding="utf-8")
     built = mkdocs_build(project, tmp_path / "site")
     log = built.stdout + built.stderr
     assert built.returncode != 0, log
     prefix = "" if lang == DEFAULT else f"[{lang}] "
     assert f"{prefix}Doc file 'index.{lang}.md' contains a link 'nowhere.png'" in log, log
     finished = {found or DEFAULT for found in BUILT.findall(log)}
+    if f"termbase: the {DEFAULT} site is written" in log:
+        finished.add(DEFAULT)
     others = [x for x in LANGS if x != DEFAULT and x != lang]
     assert set(others) <= finished, f"{lang} failing stopped {set(others) - finished}:\n{log}"
     if lang != DEFAULT:

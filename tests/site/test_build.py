@@ -76,7 +76,7 @@ def test_missing_pages_get_a_404_in_their_language(built_site):
     assert "<h1>Siden blev ikke fundet</h1>" in (site / "da" / "404.html").read_text(encoding="utf-8")
     spanish = (site / "es" / "404.html").read_text(encoding="utf-8")
     assert "<h1>Página no encontrada</h1>" in spanish
-    switcher = re.findall(r'<a href="([^"]+)" hreflang="\w+" class="md-select__link"', spanish)
+    switcher = re.findall(r'<a href="([^"]+)" hreflang="\w+" lang="\w+" class="md-select__link"', spanish)
     assert switcher == ["/", "/es/", "/da/"], "a missing page's switcher leads to each home page"
     root = (site / "404.html").read_text(encoding="utf-8")
     assert "<h1>Page not found</h1>" in root

@@ -13,7 +13,7 @@ import pytest
 
 from termbase.core import export
 from termbase.core.model import TermBase
-from tests.site.sitetools import LANGS, PROJECT, build_env, copy_project, mkdocs_build
+from tests.site.sitetools import LANGS, PROJECT, ROOT, build_env, copy_project, mkdocs_build
 
 BASE = TermBase(PROJECT)
 
@@ -40,6 +40,10 @@ def prepend(path, text):
 
 
 # (what breaks, how to break it, the line the checker must print)
+MADE_WITH_LINE = next(number for number, line in enumerate(
+    (ROOT / "termbase" / "data" / "ui.yml").read_text(encoding="utf-8").splitlines(), 1)
+    if line.lstrip().startswith("made_with:"))
+
 BROKEN = {
     "missing translation": (lambda p: (p / f"docs/glossary/{ENTRY}.da.md").unlink(),
                             f"docs/glossary/{ENTRY}.en.md:1: no da translation of glossary/{ENTRY}.md - add docs/glossary/{ENTRY}.da.md"),
@@ -106,6 +110,12 @@ BROKEN = {
                                                             "title: Attention Is All You Need",
                                                             "title: {en: Attention Is All You Need, fr: Attention}"),
                                              "source 'vaswani2017' has titles for ['en', 'fr'] - give `en:` and only"),
+    "source title repeated as a translation": (lambda p: edit(p / "termbase/data/sources.yml",
+                                                              "title: Attention Is All You Need",
+                                                              "title: {en: Attention Is All You Need, "
+                                                              "da: Attention Is All You Need}"),
+                                               "source 'vaswani2017' repeats its English title as a translation"
+                                               " - a name that is not translated is one title for all"),
     "misspelled Spanish word": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "La atencion de cada cabeza.\n\n## Fuentes"),
                                 '"atencion" is not a Spanish word - did you mean "atención"? (or add it to termbase/data/words/es.txt)'),
     "avoided form on a page": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "Un núcleo fusionado lo calcula.\n\n## Fuentes"),
@@ -120,7 +130,7 @@ BROKEN = {
     "unknown marker": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "{{ summary }}", "{{ sumary }}"),
                        "unknown marker '{{ sumary }}' - did you mean '{{ summary }}'?"),
     "missing interface string": (lambda p: edit(p / "termbase/data/ui.yml", ', da: "Lavet med"}', "}"),
-                                 "termbase/data/ui.yml:55: 'labels.made_with' has no 'da' string - add `da: ...` to it"),
+                                 f"termbase/data/ui.yml:{MADE_WITH_LINE}: 'labels.made_with' has no 'da' string - add `da: ...` to it"),
     "nav label without translation": (lambda p: edit(p / "mkdocs.yml", "      - Style guide: style-guide.md\n",
                                                      "      - Style guide: style-guide.md\n      - Glossary again: glossary/index.md\n"),
                                       "nav label 'Glossary again' has no translation - add `Glossary again: {es: ..., da: ...}`"),

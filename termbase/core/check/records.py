@@ -65,6 +65,11 @@ def check_data(base: TermBase, report) -> bool:
                        f"source '{sid}' has titles for {sorted(title)}",
                        f"give `{base.default_language}:` and only the site's languages "
                        f"({', '.join(base.languages)}), or one title for all")
+        elif isinstance(title, dict) and [lang for lang, text in title.items()
+                                          if lang != base.default_language and text == title[base.default_language]]:
+            report.add(data / "sources.yml", source_lines.get((sid, "title"), 1),
+                       f"source '{sid}' repeats its English title as a translation",
+                       "a name that is not translated is one title for all: `title: '...'`")
     for lang in base.languages:
         path = data / "style" / f"{lang}.yml"
         if path.is_file():
