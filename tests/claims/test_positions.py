@@ -8,10 +8,24 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.claims import claim
 
 F64 = torch.float64
+FLASH_CPU = "aten._scaled_dot_product_flash_attention_for_cpu.default"
+
+
+class _Ops(TorchDispatchMode):
+    """The names of the aten operators a call dispatches to."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.add(str(func))
+        return func(*args, **(kwargs or {}))
 
 
 def qkv(seed, b=2, h=3, length=5, source=7, d=8, dtype=F64):
@@ -28,24 +42,32 @@ def by_hand(q, k, v, mask, scale):
 @claim("sdpa-float-mask-added-after-scale")
 def test_sdpa_adds_a_float_mask_after_scaling_the_scores():
     """softmax(q k^T / sqrt(d) + attn_mask) v: the mask itself is not scaled. A mask of shape
-    (H, L, S) is broadcast over the batch. Default CPU path and the math backend."""
+    (H, L, S) is broadcast over the batch; the default CPU path sends it to the math backend.
+    The same mask as (1, H, L, S) takes the default path's CPU flash kernel. Default CPU path,
+    the math backend and the flash backend."""
     q, k, v = qkv(0)
     gen = torch.Generator().manual_seed(1)
     mask = 3.0 * torch.randn(3, 5, 7, generator=gen, dtype=F64)  # (H, L, S)
     expected = by_hand(q, k, v, mask, 1 / math.sqrt(8))
     scaled_mask = by_hand(q, k, v, mask / math.sqrt(8), 1 / math.sqrt(8))
-    for backend in (None, SDPBackend.MATH):
-        if backend is None:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        else:
-            with sdpa_kernel(backend):
-                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    runs = [(mask, None, False), (mask, SDPBackend.MATH, False),
+            (mask[None], None, True), (mask[None], SDPBackend.MATH, False),
+            (mask[None], SDPBackend.FLASH_ATTENTION, True)]
+    for attn_mask, backend, flash in runs:
+        with _Ops() as ops:
+            if backend is None:
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+            else:
+                with sdpa_kernel(backend):
+                    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        assert (FLASH_CPU in ops.ops) == flash, (tuple(attn_mask.shape), backend)
         torch.testing.assert_close(out, expected, atol=1e-12, rtol=1e-10)
         assert not torch.allclose(out, scaled_mask, atol=1e-3)
     # the same in float32, the dtype of most callers
     q32, k32, v32 = (t.float() for t in (q, k, v))
-    out = F.scaled_dot_product_attention(q32, k32, v32, attn_mask=mask.float())
-    torch.testing.assert_close(out.double(), expected, atol=1e-5, rtol=1e-4)
+    for attn_mask in (mask.float(), mask[None].float()):  # math, then the flash kernel
+        out = F.scaled_dot_product_attention(q32, k32, v32, attn_mask=attn_mask)
+        torch.testing.assert_close(out.double(), expected, atol=1e-5, rtol=1e-4)
 
 
 @claim("sdpa-scale-argument")
