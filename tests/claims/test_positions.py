@@ -72,11 +72,15 @@ def test_sdpa_adds_a_float_mask_after_scaling_the_scores():
 
 @claim("sdpa-scale-argument")
 def test_sdpa_scale_replaces_the_default_one_over_sqrt_d():
-    """scale=s multiplies q k^T by s instead of 1/sqrt(E); scale=1.0 leaves the scores
-    unscaled, and a float mask is still added as it is."""
+    """By default SDPA multiplies q k^T by 1/sqrt(E), E = q.size(-1) (it divides by sqrt(d_k));
+    scale=s multiplies it by s instead; scale=1.0 leaves the scores unscaled, and a float mask
+    is still added as it is."""
     q, k, v = qkv(2)
     gen = torch.Generator().manual_seed(3)
     mask = torch.randn(5, 7, generator=gen, dtype=F64)
+    torch.testing.assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+                               by_hand(q, k, v, mask, 1 / math.sqrt(8)),
+                               atol=1e-12, rtol=1e-10)
     for scale in (1.0, 0.3):
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
                                              scale=scale)
