@@ -19,8 +19,9 @@ def alibi_slopes(num_heads, *, dtype=torch.float32, device=None):
     n a power of 2: the geometric sequence that starts at 2^(-8/n) and has
     that same ratio, 2^(-8/n), 2^(-16/n), ..., 2^-8 (8 heads: 1/2 ... 1/256).
     Other n, as in the authors' code: the slopes for p, the largest power
-    of 2 below n, then every other slope of the sequence for 2p (those that
-    fall between the first ones), as many as are still missing.
+    of 2 below n, then every other slope of the sequence for 2p (these
+    interleave with the first ones, the first of them above all of them),
+    as many as are still missing.
     """
     if num_heads < 1:
         raise ValueError(f"num_heads must be at least 1, got {num_heads}")

@@ -29,7 +29,8 @@ def attention_weights(q, k, *, attend=None):
     """
     if attend is not None and attend.dtype != torch.bool:
         raise ValueError("attend must be a boolean mask (True = may attend)")
-    # Scale q first: in float16, q @ k^T overflows once |q.k| > 65504.
+    # Scale q first: in float16, q @ k^T overflows to inf once |q.k|
+    # exceeds float16's range (largest finite value 65504).
     scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)
     if attend is not None:
         scores = scores.masked_fill(~attend, torch.finfo(scores.dtype).min)

@@ -34,7 +34,8 @@ def soft_capped_attention(q, k, v, *, cap, attend=None, scale=None):
     mask broadcastable to (..., L, S), True = may attend.
     """
     # Scores in float32 at least: in float16, q @ k^T overflows to inf
-    # above 65504 before any cap could act on it.
+    # past float16's range (largest finite value 65504) before any cap
+    # could act on it.
     work = torch.promote_types(q.dtype, torch.float32)
     scale = q.size(-1) ** -0.5 if scale is None else scale
     scores = (q.to(work) * scale) @ k.to(work).transpose(-2, -1)

@@ -74,7 +74,8 @@ def masked_attention(q, k, v, *, attend=None):
     """
     if attend is not None and attend.dtype != torch.bool:
         raise ValueError("attend must be a boolean mask (True = may attend)")
-    # Scale q first: in float16, q @ k^T overflows once |q.k| > 65504.
+    # Scale q first: in float16, q @ k^T overflows to inf once |q.k|
+    # exceeds float16's range (largest finite value 65504).
     scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # (..., L, S)
     if attend is None:
         return torch.softmax(scores, dim=-1) @ v

@@ -51,8 +51,8 @@ class LuongScore(nn.Module):
                               dim=-1)  # (B, L, S, d_t + d_s)
             return self.v(torch.tanh(self.w_c(pairs))).squeeze(-1)
         q = self.w(h_t) if self.kind == "general" else h_t
-        # Unscaled products: in float32 at least, as float16 overflows
-        # once |q.k| > 65504.
+        # Unscaled products: in float32 at least, as float16 overflows to
+        # inf once |q.k| exceeds its range (largest finite value 65504).
         work = torch.promote_types(q.dtype, torch.float32)
         return q.to(work) @ h_s.to(work).transpose(-2, -1)
 

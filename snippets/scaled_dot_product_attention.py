@@ -40,8 +40,9 @@ def scaled_dot_product_attention(q, k, v, *, attend=None):
     d_k = q.size(-1)
     # Without 1/sqrt(d_k) the dot products grow with d_k and the softmax
     # saturates. Scale q BEFORE the product: in float16, q @ k^T alone
-    # overflows to inf once |q.k| > 65504, even where the scaled score
-    # would fit (and F.scaled_dot_product_attention stays finite).
+    # overflows to inf once |q.k| exceeds float16's range (largest finite
+    # value 65504), even where the scaled score would fit (and
+    # F.scaled_dot_product_attention stays finite).
     q = q / math.sqrt(d_k)
     scores = q @ k.transpose(-2, -1)  # (..., L, S)
     if attend is not None and attend.dtype == torch.bool:

@@ -81,9 +81,10 @@ def test_hand_worked_head_counts(n, expected):
                     torch.tensor(expected, dtype=F64))
 
 
-def test_the_extra_slopes_sit_between_the_first_ones():
+def test_the_extra_slopes_interleave_with_the_first_ones():
     """p < n < 2p heads: the first p slopes are those of p heads, and every
-    slope is one of the 2p heads' slopes (the ones between the first)."""
+    slope is one of the 2p heads' slopes; the extra ones interleave with the
+    first ones, and the first extra slope, 2^(-4/p), is above all of them."""
     for n in (3, 5, 6, 7, 9, 12, 15, 20, 24, 31):
         p = 2 ** int(math.floor(math.log2(n)))
         slopes = alibi_slopes(n, dtype=F64)
@@ -91,6 +92,9 @@ def test_the_extra_slopes_sit_between_the_first_ones():
         finer = alibi_slopes(2 * p, dtype=F64)
         sb.assert_close(slopes[p:], finer[0::2][: n - p])
         sb.assert_close(slopes[:p], finer[1::2])
+        assert slopes[p] > slopes[:p].max()
+        for j in range(1, n - p):
+            assert slopes[j - 1] > slopes[p + j] > slopes[j]
 
 
 def test_bias_values_one_by_one():

@@ -230,7 +230,7 @@ def test_output_does_not_change_when_every_position_shifts():
     sb.assert_close(outs[1], outs[0])
 
 
-def test_keys_of_all_heads_live_in_a_kv_rank_dimensional_space():
+def test_content_keys_and_values_of_all_heads_live_in_a_kv_rank_dimensional_space():
     """The joint compression: every head's content keys and values are
     c_kv times a matrix, so stacked over many tokens their rank is d_c."""
     mla = make(4, d_model=32, h=4, d_h=8, d_c=5)

@@ -70,21 +70,29 @@ def test_cpu_default_and_flash_backend_run_the_cpu_flash_kernel():
     assert torch.equal(out, out_flash)
     assert torch.allclose(out, out_math, atol=1e-5) and not torch.equal(out, out_math)
     # The conditions the page names hold here, and the kernel runs in every
-    # floating dtype and with a boolean or a float mask that needs no gradient.
+    # floating dtype and with a boolean or a float mask that needs no gradient,
+    # 2-D or 4-D: (L, S), (1, S), (B, 1, L, S), (B, h, L, S), (1, h, 1, S).
     assert q.dim() == 4 and v.size(-1) == q.size(-1)
     assert q.stride(-1) == k.stride(-1) == v.stride(-1) == 1
     for dtype in (torch.float64, torch.float16, torch.bfloat16):
         with _Ops() as ops:
             F.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype))
         assert flash_op in ops.ops
-    for mask in (torch.rand(64, 64, generator=gen) < 0.5, torch.randn(64, 64, generator=gen)):
+    masks = [torch.rand(64, 64, generator=gen) < 0.5, torch.randn(64, 64, generator=gen),
+             torch.randn(1, 64, generator=gen), torch.randn(2, 1, 64, 64, generator=gen),
+             torch.rand(2, 4, 64, 64, generator=gen) < 0.5, torch.randn(1, 4, 1, 64, generator=gen)]
+    for mask in masks:
         with _Ops() as ops:
             F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        assert flash_op in ops.ops
+        assert flash_op in ops.ops, tuple(mask.shape)
+        with _Ops() as ops, sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert flash_op in ops.ops, tuple(mask.shape)
     # Outside the conditions (d_v != d_k, dropout_p > 0, a non-contiguous last axis, a float
-    # mask that requires grad) and for 3-D inputs, the default path runs the math backend: no
-    # flash op, an explicit softmax over the whole score matrix instead; and
-    # sdpa_kernel(FLASH_ATTENTION) raises "No available kernel" for each of them.
+    # mask that requires grad, a 3-D mask (h, L, S) or (1, L, S) with 4-D inputs) and for 3-D
+    # inputs, the default path runs the math backend: no flash op, an explicit softmax over
+    # the whole score matrix instead; and sdpa_kernel(FLASH_ATTENTION) raises "No available
+    # kernel" for each of them.
     q, k, v = torch.randn(3, 2, 2, 8, 16, generator=gen).unbind(0)  # (B, h, T, d_k)
     math_op = "aten._safe_softmax.default"  # math decomposes into plain ops
     cases = {
@@ -94,6 +102,9 @@ def test_cpu_default_and_flash_backend_run_the_cpu_flash_kernel():
             (torch.randn(2, 2, 16, 8, generator=gen).transpose(-2, -1), k, v), {}),
         "float mask requires grad": (
             (q, k, v), {"attn_mask": torch.randn(8, 8, generator=gen, requires_grad=True)}),
+        "3-D mask (h, L, S)": ((q, k, v), {"attn_mask": torch.randn(2, 8, 8, generator=gen)}),
+        "3-D boolean mask (1, L, S)": (
+            (q, k, v), {"attn_mask": torch.rand(1, 8, 8, generator=gen) < 0.5}),
         "3-D": ((q[0], k[0], v[0]), {}),
     }
     for name, (args, kwargs) in cases.items():

@@ -182,10 +182,14 @@ def test_and_masks_and_or_masks_combine_elementwise():
 
 @claim("flex-eager-half-scores-float32")
 def test_half_inputs_get_float32_scores(causal_blocks):
-    # Unscaled q.k = 64 * 40 * 40 = 102400: past float16's 65504.
-    q = torch.full((1, 1, T, 64), 40.0)
+    # q.k = 64 * 100 * 100 = 640000, and even the scaled score, 640000 / 8 =
+    # 80000, is past float16's 65504: scores computed in float16 would be inf
+    # whether q is scaled first or not (and the output NaN).
+    q = torch.full((1, 1, T, 64), 100.0)
     v = torch.randn(1, 1, T, 64, generator=torch.Generator().manual_seed(0))
-    assert (q.half() @ q.half().transpose(-2, -1)).isinf().all()
+    half = q.half()
+    assert (half @ half.transpose(-2, -1)).isinf().all()
+    assert ((half * 64**-0.5) @ half.transpose(-2, -1)).isinf().all()
     ref = F.scaled_dot_product_attention(q, q, v, is_causal=True)
     for dtype in (torch.float16, torch.bfloat16):
         out = flex_attention(q.to(dtype), q.to(dtype), v.to(dtype),

@@ -21,7 +21,16 @@ def large_logits():
 
 @claim("half-matmul-overflows")
 def test_float16_product_overflows_before_the_scale():
+    """65504 is float16's largest finite value; a product past float16's range (from 65520
+    up: 65504 < x < 65520 rounds to 65504) is inf, and dividing afterwards cannot undo it."""
     assert torch.finfo(torch.float16).max == 65504
+    # 63 * 1000 + one more term: the exact dot products 65518 and 65520
+    ones = torch.ones(1, 64, dtype=torch.float16)
+    for last, expected in [(2518.0, 65504.0), (2520.0, math.inf)]:
+        key = torch.full((1, 64), 1000.0, dtype=torch.float16)
+        key[0, -1] = last
+        assert (ones.float() @ key.float().T).item() == 63000 + last  # exact in float32
+        assert (ones @ key.T).item() == expected
     q, k, _ = large_logits()
     q, k = q.half(), k.half()
     product = q @ k.transpose(-2, -1)

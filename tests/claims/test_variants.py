@@ -53,14 +53,21 @@ def test_sdpa_has_no_argument_for_a_sink_logit():
 @claim("flex-score-mod-scaled-score")
 def test_flex_attention_calls_score_mod_on_the_scaled_score():
     """score_mod receives q.k already multiplied by the scale (1/sqrt(d_k) by default, or the
-    `scale` argument), and the softmax runs over what it returns."""
+    `scale` argument), and the softmax runs over what it returns. A multiplicative mod cannot
+    tell the two orders apart (2 * (q.k * scale) = (2 * q.k) * scale); an additive one can:
+    s + bias[i, j] is SDPA with attn_mask=bias, not softmax((q k^T + bias) * scale) v."""
     q, k, v = qkv(3, L=8, S=8)
+    bias = 3.0 * torch.randn(8, 8, generator=torch.Generator().manual_seed(4), dtype=F64)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="flex_attention called without")
         doubled = flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: 2 * s)
         identity = flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s, scale=0.3)
+        biased = flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + bias[i, j])
     torch.testing.assert_close(doubled, F.scaled_dot_product_attention(q, k, v, scale=2 / math.sqrt(4)))
     torch.testing.assert_close(identity, F.scaled_dot_product_attention(q, k, v, scale=0.3))
+    torch.testing.assert_close(biased, F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+    bias_then_scale = torch.softmax((q @ k.transpose(-2, -1) + bias) / math.sqrt(4), dim=-1) @ v
+    assert not torch.allclose(biased, bias_then_scale, atol=1e-3)
 
 
 @claim("rmsnorm-last-dim")
