@@ -28,7 +28,7 @@ from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import downloads, languages, machine_pages, mathml, notebook_pages, verify
+from termbase.site import downloads, languages, machine_pages, mathml, notebook_pages, search_names, verify
 from termbase.site.config import TermbaseConfig
 from termbase.site.pages import Pages, entry_slug, slim_code
 from termbase.site.tooltips import Tooltips
@@ -228,6 +228,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
                             config.site_url or "/")
         for url, files in build.downloads.items():
             downloads.write(config.site_dir, url, files)
+        search_names.write(config.site_dir, build.base, build.lang)
         if self.build.main and self.language_builds is not None and not self.background:
             # MkDocs says "Documentation built" only once every language is: say this one is.
             log.info("termbase: the %s site is written; waiting for %s", build.lang,

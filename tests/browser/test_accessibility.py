@@ -253,7 +253,8 @@ def english_strings(lang: str) -> list[str]:
 
 def pattern(string: str) -> re.Pattern:
     body = r"\d+".join(re.escape(part) for part in string.split("#"))
-    return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+    # A word joined by a hyphen is part of a name ("Qwen3-Next"), not an interface string.
+    return re.compile(r"(?<![\w-])" + body + r"(?![\w-])")
 
 
 @pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != "en"])
