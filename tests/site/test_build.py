@@ -128,6 +128,21 @@ def test_entries_have_the_same_sections_formulas_and_figures_in_every_language(b
     assert with_figure * 2 >= len(terms()), "at least half of the entries have a picture"
 
 
+def test_each_language_lists_every_name_of_every_entry_for_its_search(built_site):
+    """search/names.json, which the search worker reads to put a named entry first: each
+    language's site maps the names of all three languages to its own entry's address."""
+    site, _ = built_site
+    for lang in LANGS:
+        names = json.loads((site / prefix(lang) / "search" / "names.json").read_text(encoding="utf-8"))
+        for slug, record in terms().items():
+            for other in LANGS:
+                term = " ".join(record[other]["term"].lower().replace("-", " ").split())
+                # a clash goes to the page language's own term; no name may lead nowhere
+                assert names[term] in {f"glossary/{s}/" for s in terms()}, (lang, other, term)
+            own = " ".join(record[lang]["term"].lower().replace("-", " ").split())
+            assert names[own] == f"glossary/{slug}/", (lang, slug)
+
+
 def test_pages_for_machines_llms_txt_and_each_page_as_markdown(built_site):
     site, _ = built_site
     for lang in LANGS:
