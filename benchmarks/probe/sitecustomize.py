@@ -8,6 +8,34 @@ without the variables this file does nothing."""
 import os
 import sys
 
+
+def _on_import(target: str, patch) -> None:
+    """Call patch(module) once `target` has been imported, wherever the import comes from."""
+    import importlib.abc
+    import importlib.util
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target_=None):
+            if name != target:
+                return None
+            sys.meta_path.remove(self)
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                sys.meta_path.insert(0, self)
+            if spec is None or spec.loader is None:
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def patched(module):
+                exec_module(module)
+                patch(module)
+
+            spec.loader.exec_module = patched
+            return spec
+
+    sys.meta_path.insert(0, _Finder())
+
 _IMPORTS = os.environ.get("TERMBASE_BENCH_IMPORT_LOG")
 
 if _IMPORTS:
@@ -24,8 +52,6 @@ if _IMPORTS:
 _LOG = os.environ.get("TERMBASE_BENCH_NOTEBOOK_LOG")
 
 if _LOG:
-    import importlib.abc
-    import importlib.util
     import time
 
     def _patch(module):
@@ -53,27 +79,7 @@ if _LOG:
         client.start_new_kernel = start_new_kernel
         client._termbase_probe = True
 
-    class _Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path, target=None):
-            if name != "nbclient.client":
-                return None
-            sys.meta_path.remove(self)
-            try:
-                spec = importlib.util.find_spec(name)
-            finally:
-                sys.meta_path.insert(0, self)
-            if spec is None or spec.loader is None:
-                return spec
-            exec_module = spec.loader.exec_module
-
-            def patched(module):
-                exec_module(module)
-                _patch(module)
-
-            spec.loader.exec_module = patched
-            return spec
-
-    sys.meta_path.insert(0, _Finder())
+    _on_import("nbclient.client", _patch)
 
 # TERMBASE_BENCH_IGNORE_CHECK=<file>: the build runs `termbase check` in full (its cost stays in
 # the measurement) but goes on when the sources have problems, and writes how many to <file>.
@@ -82,8 +88,6 @@ if _LOG:
 _IGNORE = os.environ.get("TERMBASE_BENCH_IGNORE_CHECK")
 
 if _IGNORE:
-    import importlib.abc as _abc
-    import importlib.util as _util
 
     def _wrap_check(module):
         original = module.run
@@ -98,27 +102,7 @@ if _IGNORE:
 
         module.run = run
 
-    class _CheckFinder(_abc.MetaPathFinder):
-        def find_spec(self, name, path, target=None):
-            if name != "termbase.core.check":
-                return None
-            sys.meta_path.remove(self)
-            try:
-                spec = _util.find_spec(name)
-            finally:
-                sys.meta_path.insert(0, self)
-            if spec is None or spec.loader is None:
-                return spec
-            exec_module = spec.loader.exec_module
-
-            def patched(module):
-                exec_module(module)
-                _wrap_check(module)
-
-            spec.loader.exec_module = patched
-            return spec
-
-    sys.meta_path.insert(0, _CheckFinder())
+    _on_import("termbase.core.check", _wrap_check)
 
 # TERMBASE_BENCH_SAMPLE_DIR=<folder>: a sampling profiler in every process of a build (MkDocs'
 # own, each language's, mkdocs serve's build thread). Every 5 ms a thread records the stack of
