@@ -19,7 +19,6 @@ import pytest
 
 from tests.browser import a11ytools as a11y
 from tests.browser.browsertools import DESKTOP, PHONE
-from tests.browser.test_reading import pages_of
 from tests.site.sitetools import LANGS
 
 pytestmark = pytest.mark.browser
@@ -260,8 +259,9 @@ def pattern(string: str) -> re.Pattern:
 @pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != "en"])
 def test_no_english_interface_text(reader, page, lang):
     patterns = [(s, pattern(s)) for s in english_strings(lang)]
-    paths = pages_of(reader.site, lang)
-    assert len(paths) >= 10
+    # The interface is the template's: one page of each kind shows all of it (the prose is the
+    # checker's business, on every page).
+    paths = [prefix(lang) + path for path in PAGES]
     found = set()
 
     def scan(url, texts):
