@@ -139,6 +139,11 @@ SHOWN_FIGURES = """() => [...document.querySelectorAll("article img.termbase-fig
 def test_each_entry_figure_is_shown_in_the_variant_of_the_scheme(reader, page, lang):
     entries = entries_with_figures(reader.site, lang)
     assert len(entries) >= 5, f"only {len(entries)} {lang} entries have a figure with a dark version"
+    if lang != LANGS[0]:
+        # The same markup and CSS in every language: every English entry is shown in both
+        # schemes, every fourth entry of the others (tests/site/test_figures.py checks that each
+        # language's light and dark files are what the code draws).
+        entries = entries[::4]
     wrong = []
     for url in entries:
         reader.goto(url)
