@@ -140,9 +140,9 @@ def test_each_entry_figure_is_shown_in_the_variant_of_the_scheme(reader, page, l
     entries = entries_with_figures(reader.site, lang)
     assert len(entries) >= 5, f"only {len(entries)} {lang} entries have a figure with a dark version"
     if lang != LANGS[0]:
-        # The same markup and CSS in every language: every English entry is shown in both
-        # schemes, every fourth entry of the others (tests/site/test_figures.py checks that each
-        # language's light and dark files are what the code draws).
+        # The same markup, CSS and figure files in every language: every English entry is
+        # shown in both schemes, every fourth entry of the others (tests/site/test_figures.py
+        # checks that each light and dark file is what the code draws).
         entries = entries[::4]
     wrong = []
     for url in entries:
