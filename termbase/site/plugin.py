@@ -188,8 +188,8 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             twin = machine_pages.expand_includes(build.project.root, build.pages.expand(markdown, src, for_machines=True))
             build.machine_pages[page.url] = machine_pages.MachinePage(page.url, "", machine_pages.plain_markdown(twin),
                                                                       entry_slug(src))
-        # Material's search ranks a page's sections by their text: the entries come first for their
-        # own term, ahead of the pages that quote every term (the claims list, a notebook on it).
+        # Material's search ranks a page's sections by their text: entries weigh more, the claims
+        # list, which quotes every term, less (an entry's own name: search/names.json).
         if entry_slug(src) or src in SEARCH_BOOST:
             page.meta.setdefault("search", {}).setdefault("boost", SEARCH_BOOST.get(src, 2))
         return build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
