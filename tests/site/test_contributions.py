@@ -236,11 +236,16 @@ def _git(project, *args, when):
     subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, env=env)
 
 
+def committed_copy(target):
+    """A copy of the project as one commit of 2026-01-01, for edits dated after it."""
+    project = copy_project(target)
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "all")):
+        _git(project, *args, when="2026-01-01T00:00:00")
+    return project
+
+
 def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
-    project = copy_project(tmp_path / "project")
-    _git(project, "init", "-q", when="2026-01-01T00:00:00")
-    _git(project, "add", "-A", when="2026-01-01T00:00:00")
-    _git(project, "commit", "-qm", "all", when="2026-01-01T00:00:00")
+    project = committed_copy(tmp_path / "project")
     edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA new English sentence.\n")
     _git(project, "commit", "-qam", "English changed", when="2026-02-01T00:00:00")
     status = termbase_cli(project, "status")
@@ -263,10 +268,7 @@ def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
 def test_commit_trailers_say_which_english_edits_translations_follow(tmp_path):
     """`Translations: unaffected` keeps a respelling from outdating the translations;
     `Translation-reviewed: <file>` marks one translation checked (README, Translations)."""
-    project = copy_project(tmp_path / "project")
-    _git(project, "init", "-q", when="2026-01-01T00:00:00")
-    _git(project, "add", "-A", when="2026-01-01T00:00:00")
-    _git(project, "commit", "-qm", "all", when="2026-01-01T00:00:00")
+    project = committed_copy(tmp_path / "project")
     edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA respelled sentence.\n")
     _git(project, "commit", "-qam", "Respell\n\nTranslations: unaffected", when="2026-02-01T00:00:00")
     assert "outdated" not in termbase_cli(project, "status").stdout.split("\n", 2)[-1]
