@@ -64,16 +64,23 @@ def _hunspell(dictionary: str, args: list[str], lines: list[str], personal: tupl
                               check=True).stdout
 
 
-@functools.lru_cache(maxsize=64)
+# (dictionary, personal words) -> word -> unknown?: a process asks hunspell about a word once,
+# so a rebuild under `mkdocs serve` asks only about the words an edit brought.
+_answers: dict[tuple[str, tuple[str, ...]], dict[str, bool]] = {}
+
+
 def unknown(dictionary: str, candidates: frozenset[str], personal: tuple[str, ...] = ()) -> frozenset[str]:
     """The words of `candidates` that the dictionary (with the `personal` words) does not know."""
-    if not candidates:
-        return frozenset()
-    found = set()
-    for token in _hunspell(dictionary, ["-l"], sorted(candidates), personal).split():
-        # hunspell may report a part of a word ("token-id" of "token-id'erne"): the whole word
-        found |= {token} if token in candidates else {w for w in candidates if _part_of(token, w)}
-    return frozenset(found)
+    answers = _answers.setdefault((dictionary, personal), {})
+    new = sorted(set(candidates) - answers.keys())
+    if new:
+        asked = set(new)
+        found = set()
+        for token in _hunspell(dictionary, ["-l"], new, personal).split():
+            # hunspell may report a part of a word ("token-id" of "token-id'erne"): the whole word
+            found |= {token} if token in asked else {w for w in new if _part_of(token, w)}
+        answers.update((word, word in found) for word in new)
+    return frozenset(word for word in candidates if answers[word])
 
 
 def _part_of(token: str, word: str) -> bool:

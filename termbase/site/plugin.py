@@ -21,14 +21,15 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from termbase.core import check, export
+from termbase.core import export
 from termbase.core.model import TermBase
 from termbase.core.project import ConfigError, Project
 from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import downloads, languages, machine_pages, mathml, notebook_pages, search_names, verify
+from termbase.site import (downloads, languages, machine_pages, mathml, notebook_pages, search_names, source_check,
+                           verify)
 from termbase.site.config import TermbaseConfig
 from termbase.site.pages import Pages, entry_slug, slim_code
 from termbase.site.tooltips import Tooltips
@@ -127,7 +128,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             self.language_builds.wait()
         if build.main:
             self._same_code(project)
-            report = check.run(project)
+            report = source_check.run(project)
             for note in report.notes:
                 log.info("termbase: %s", note)
             if report:

@@ -1,0 +1,66 @@
+"""The build's check of the sources is skipped only when nothing it reads changed since a clean
+result (termbase/site/source_check.py); problems are found again by every build."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from termbase.core import check
+from termbase.core.project import Project
+from termbase.site import source_check
+
+
+@pytest.fixture
+def sources(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    for name, text in {"docs/index.en.md": "# Home\n", "termbase/data/ui.yml": "a: b\n",
+                       "snippets/softmax.py": "x = 1\n", "site/index.html": "<p>old</p>\n"}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    made = Project(root=root, languages=("en",), default_language="en", cache_dir=root / ".termbase-cache",
+                   data_dir=root / "termbase" / "data", language_timeout=60)
+    state = SimpleNamespace(project=made, root=root, problems=[], runs=0)  # problems: the lines found wrong
+
+    def fake_run(project, *, spelling=True):
+        state.runs += 1
+        report = check.Report(project)
+        for line in state.problems:
+            report.add(root / "docs" / "index.en.md", line, "wrong", "fix it")
+        return report
+
+    monkeypatch.setattr(check, "run", fake_run)
+    return state
+
+
+def test_a_clean_check_is_not_repeated_on_the_same_sources(sources):
+    assert not source_check.run(sources.project) and sources.runs == 1
+    assert not source_check.run(sources.project) and sources.runs == 1
+
+
+@pytest.mark.parametrize("edited", ["docs/index.en.md", "termbase/data/ui.yml", "snippets/softmax.py",
+                                    "snippets/new_module.py"])
+def test_an_edit_to_any_source_checks_again(sources, edited):
+    source_check.run(sources.project)
+    path: Path = sources.root / edited
+    path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + "more\n", encoding="utf-8")
+    source_check.run(sources.project)
+    assert sources.runs == 2
+
+
+def test_the_site_and_the_cache_are_not_inputs(sources):
+    source_check.run(sources.project)
+    (sources.root / "site" / "index.html").write_text("<p>new</p>\n", encoding="utf-8")
+    (sources.root / ".termbase-cache" / "blocks").mkdir(parents=True)
+    source_check.run(sources.project)
+    assert sources.runs == 1
+
+
+def test_problems_are_reported_by_every_build(sources):
+    sources.problems = [3]
+    first, second = source_check.run(sources.project), source_check.run(sources.project)
+    assert [str(p) for p in first] == [str(p) for p in second] == ["docs/index.en.md:3: wrong - fix it"]
+    assert sources.runs == 2
+    sources.problems = []  # fixed: checked, then remembered
+    source_check.run(sources.project), source_check.run(sources.project)
+    assert sources.runs == 3
