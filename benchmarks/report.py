@@ -489,9 +489,11 @@ def markdown(r: dict) -> str:
     tests = r.get("tests")
     if tests:
         out += ["## Test suite", "",
-                "The README's test command in the repository: whole (`python -m pytest`), without the browser "
-                "tests (`--ignore=tests/browser`), and each part as its own session (the site is then built "
-                "once per session that needs it). Rounds interleave the sessions; the first round finds the "
+                "The README's test command in the repository: whole (`python -m pytest`) and without the browser "
+                "tests (`--ignore=tests/browser`); its parts (snippets and claims, site, browser) are the sums of "
+                "pytest's own durations in the whole session (a session fixture such as the site build counts "
+                "in the first test that needs it), or their own sessions with `--separate-parts`. Rounds "
+                "interleave the sessions; the first round finds the "
                 "repository's cache of executed blocks and notebooks as it was, the later rounds a warm machine.", ""]
         rows = []
         for name, s in (tests.get("summary") or {}).items():
@@ -503,6 +505,11 @@ def markdown(r: dict) -> str:
             if slow:
                 out += [f"Slowest in `{name}`: " + "; ".join(f"{row['test']} ({row['when']}) {row['s']:.1f} s"
                                                             for row in slow[:6]) + "."]
+            parts = s["last"].get("parts") or {}
+            if parts:
+                out += [f"Parts of `{name}` (pytest's durations, summed): " + "; ".join(
+                    f"{part} {v['s']:.1f} s (" + ", ".join(f"{f} {t:.1f} s" for f, t in list(v["files"].items())[:4]) + ")"
+                    for part, v in parts.items()) + "."]
             if s["last"].get("failures"):
                 out += [f"Failures in `{name}`: " + "; ".join(s["last"]["failures"][:5]) + "."]
         out.append("")

@@ -52,6 +52,9 @@ def parse_args(argv=None):
     p.add_argument("--large-repeats", type=int, help="rounds of builds at the largest size (default 2, --quick 1)")
     p.add_argument("--test-repeats", type=int, help="runs of the whole test command and of it without the browser "
                    "tests (default 2, --quick 1); the parts run in the last round")
+    p.add_argument("--separate-parts", action="store_true",
+                   help="also time the test suite's three parts each as its own session (else they are read "
+                        "from the whole session's durations)")
     p.add_argument("--only", help=f"comma-separated sections to run: {','.join(SECTIONS)}")
     p.add_argument("--attention-shapes", choices=("tiny", "quick", "full"),
                    help="tiny: one toy shape; quick: the first realistic shape; full: the three (default)")
@@ -330,7 +333,7 @@ def bench_tests(args, tmp: Path, results: dict) -> None:
 
     out = {"sessions": {}}
     results["tests"] = out
-    order = [(name, paths) for name, paths in suite.sessions().items() if paths is not None
+    order = [(name, paths) for name, paths in suite.sessions(args.separate_parts).items() if paths is not None
              and not (args.no_browser_tests and name in ("whole", "browser"))]
     for r in range(args.test_repeats):
         last = r == args.test_repeats - 1

@@ -1,7 +1,9 @@
-"""The README's test command (`python -m pytest` in the repository), timed whole, without the
-browser tests, and in its three parts, each as its own pytest session: snippets (tests/test_*.py
-and the claims, tests/claims/), site (tests/site/), browser (tests/browser/). Each session
-reports its slowest tests (`--durations`), which say where its time goes."""
+"""The README's test command (`python -m pytest` in the repository), timed whole and without the
+browser tests. Its three parts, snippets (tests/test_*.py and the claims, tests/claims/), site
+(tests/site/) and browser (tests/browser/), are read from the whole session's own durations
+(`--durations=0`: every test's setup, call and teardown, summed per part) or, with
+`--separate-parts`, also timed each as its own session. Each session reports its slowest tests,
+which say where its time goes."""
 
 from __future__ import annotations
 
@@ -25,22 +27,48 @@ def parts() -> dict[str, list[str] | None]:
     }
 
 
-def sessions() -> dict[str, list[str] | None]:
-    """What is timed: the whole command, the command without the browser tests, and the parts."""
+def sessions(separate_parts: bool = False) -> dict[str, list[str] | None]:
+    """What is timed: the whole command, the command without the browser tests, and (when asked)
+    the parts, each as its own session."""
     out = {"whole": [], "without_browser": ["--ignore=tests/browser"]}
-    out.update(parts())
+    if separate_parts:
+        out.update(parts())
+    return out
+
+
+def part_of(test: str) -> str:
+    """The part a test id belongs to: browser, site or snippets (the rest of tests/)."""
+    for name in ("browser", "site"):
+        if test.startswith(f"tests/{name}/"):
+            return name
+    return "snippets"
+
+
+def by_part(durations: list[tuple[float, str, str]]) -> dict[str, dict]:
+    """pytest's durations summed per part, with the files that cost most in each. A session-wide
+    fixture (the site build) is counted in the setup of the first test that needs it."""
+    out: dict[str, dict] = {}
+    for seconds, _, test in durations:
+        part = out.setdefault(part_of(test), {"s": 0.0, "files": {}})
+        part["s"] += seconds
+        path = test.split("::")[0]
+        part["files"][path] = part["files"].get(path, 0.0) + seconds
+    for part in out.values():
+        part["s"] = round(part["s"], 2)
+        part["files"] = dict(sorted(((f, round(s, 2)) for f, s in part["files"].items()), key=lambda kv: -kv[1])[:8])
     return out
 
 
 def time_session(args: list[str], env_extra: dict | None = None) -> dict:
-    run = measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=12", *args],
+    run = measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=0", *args],
                   cwd=ROOT, env=build_env(**(env_extra or {})), timeout=3600)
     lines = [line for line in run.output.strip().splitlines() if line.strip()]
     tail = next((line for line in reversed(lines) if SUMMARY.search(line) and " in " in line), lines[-1] if lines else "")
     counts = {kind: int(n) for n, kind in SUMMARY.findall(tail)}
     reported = re.search(r"in ([\d.]+)s", tail)
-    slowest = [{"s": float(s), "when": when, "test": test} for s, when, test in DURATION.findall(run.output)][:12]
+    durations = [(float(s), when, test) for s, when, test in DURATION.findall(run.output)]
+    slowest = [{"s": s, "when": when, "test": test} for s, when, test in durations[:12]]
     return {"wall_s": run.wall_s, "cpu_s": run.cpu_s, "peak_rss_mb": run.peak_rss_mb, "returncode": run.returncode,
             "load": run.load, "counts": counts, "pytest_s": float(reported.group(1)) if reported else None,
-            "summary": tail.strip("= "), "slowest": slowest,
+            "summary": tail.strip("= "), "slowest": slowest, "parts": by_part(durations),
             "failures": [line for line in run.output.splitlines() if line.startswith(("FAILED", "ERROR"))][:20]}

@@ -62,3 +62,18 @@ def test_generated_entries_have_no_placeholder_left(tmp_path):
         text = path.read_text(encoding="utf-8")
         assert "TODO(termbase)" not in text
         compile(text, str(path), "exec")
+
+
+def test_the_suite_parts_are_read_from_the_whole_sessions_durations():
+    from benchmarks import suite
+
+    output = ("12.50s setup    tests/browser/test_reading.py::test_a[en]\n"
+              "3.00s call     tests/browser/test_reading.py::test_a[en]\n"
+              "2.25s call     tests/site/test_build.py::test_b\n"
+              "0.75s call     tests/claims/test_sdpa.py::test_c\n"
+              "0.25s teardown tests/test_softmax.py::test_d\n")
+    parts = suite.by_part([(float(s), when, test) for s, when, test in suite.DURATION.findall(output)])
+    assert {name: part["s"] for name, part in parts.items()} == {"browser": 15.5, "site": 2.25, "snippets": 1.0}
+    assert parts["snippets"]["files"] == {"tests/claims/test_sdpa.py": 0.75, "tests/test_softmax.py": 0.25}
+    assert set(suite.sessions()) == {"whole", "without_browser"}
+    assert {"snippets", "site", "browser"} <= set(suite.sessions(separate_parts=True))
