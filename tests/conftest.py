@@ -1,3 +1,8 @@
+import fcntl
+import json
+import os
+import subprocess
+
 import pytest
 
 from termbase.run.blocks import BlockRunner
@@ -7,10 +12,21 @@ from tests.site.sitetools import PROJECT, ROOT, mkdocs_build
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory):
-    """The whole site, built once per test session exactly as `mkdocs build --strict` builds it."""
-    site = tmp_path_factory.mktemp("site")
-    # The hosted repository's address, as the deploy workflow passes it (README: Deployment).
-    result = mkdocs_build(ROOT, site, REPO_URL="https://github.com/attention-glossary/attention-glossary")
+    """The whole site, built once per test run exactly as `mkdocs build --strict` builds it.
+    The test processes (pytest-xdist's workers, pytest.ini) share it: the first that needs it
+    builds it while holding a lock; the others wait for it and read the same folder."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the workers' base folders are siblings in one folder of the run
+    site, log = shared / "built-site", shared / "built-site.json"
+    with open(shared / "built-site.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not log.exists():
+            # The hosted repository's address, as the deploy workflow passes it (README: Deployment).
+            done = mkdocs_build(ROOT, site, REPO_URL="https://github.com/attention-glossary/attention-glossary")
+            log.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
+                                       "stderr": done.stderr, "args": done.args}), encoding="utf-8")
+    result = subprocess.CompletedProcess(**json.loads(log.read_text(encoding="utf-8")))
     assert result.returncode == 0, result.stdout + result.stderr
     return site, result
 

@@ -35,7 +35,8 @@ def run(project: Project, slug: str) -> int:
                       for refs in refs_of_blocks for ref in refs})
     tests = [f"tests/test_{module}.py" for module in modules if (project.tests / f"test_{module}.py").is_file()]
     print(f"termbase test {slug}: pytest {' '.join(tests)}")
-    failed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+    # "-n 0": one entry's few test files start faster in this process than in pytest.ini's workers
+    failed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *tests],
                             cwd=project.root).returncode != 0
     from termbase.run.blocks import BlockRunner, first_difference
     from termbase.site.code_blocks import python_blocks
