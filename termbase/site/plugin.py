@@ -128,7 +128,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             self.language_builds.wait()
         if build.main:
             self._same_code(project)
-            report = source_check.run(project)
+            report = source_check.run(project, config.site_dir)
             for note in report.notes:
                 log.info("termbase: %s", note)
             if report:

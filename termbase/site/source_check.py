@@ -20,17 +20,17 @@ from termbase.core.project import PACKAGE, Project
 from termbase.run.cache import Cache, key
 
 NAMESPACE = "check"
-# Generated or installed, never read by the check: the site, caches, virtual environments.
+# Generated or installed, never read by the check: the site, caches, virtual environments (also
+# any folder holding a pyvenv.cfg, and the build's own site_dir).
 SKIPPED = {"site", "__pycache__", "node_modules", "artifacts"}
 DICTIONARIES = Path("/usr/share/hunspell")
 
 
-def _tree(digest, root: Path, project: Project) -> None:
-    skipped = {project.cache_dir.resolve(), (project.root / "benchmarks" / "work").resolve()}
+def _tree(digest, root: Path, skipped: set[Path]) -> None:
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED
-                         and not d.endswith(".egg-info") and (here / d).resolve() not in skipped)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED and not d.endswith(".egg-info")
+                         and (here / d).resolve() not in skipped and not (here / d / "pyvenv.cfg").exists())
         for name in sorted(files):
             path = here / name
             try:
@@ -41,22 +41,25 @@ def _tree(digest, root: Path, project: Project) -> None:
             digest.update(hashlib.sha256(content).digest())
 
 
-def inputs(project: Project) -> str:
-    """A hash of everything `check.run` reads."""
+def inputs(project: Project, site_dir: Path | None = None) -> str:
+    """A hash of everything `check.run` reads (`site_dir`: where this build writes, skipped)."""
+    skipped = {project.cache_dir.resolve(), (project.root / "benchmarks" / "work").resolve()}
+    if site_dir is not None:
+        skipped.add(Path(site_dir).resolve())
     digest = hashlib.sha256()
-    _tree(digest, project.root, project)
+    _tree(digest, project.root, skipped)
     if not PACKAGE.is_relative_to(project.root.resolve()):
-        _tree(digest, PACKAGE, project)  # the check's own code, installed elsewhere
+        _tree(digest, PACKAGE, skipped)  # the check's own code, installed elsewhere
     for path in sorted(DICTIONARIES.glob("*")) if DICTIONARIES.is_dir() else ():
         stat = path.stat()
         digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}\0".encode("utf-8"))
     return key(digest.hexdigest(), os.environ.get("PATH", ""), packages=("PyYAML", "latex2mathml", "Markdown"))
 
 
-def run(project: Project) -> check.Report:
+def run(project: Project, site_dir: Path | None = None) -> check.Report:
     """`check.run(project)`, or an empty report when the same inputs were found clean before."""
     cache = Cache(project.cache_dir)
-    entry = inputs(project)
+    entry = inputs(project, site_dir)
     if cache.get_json(NAMESPACE, entry) is not None:
         return check.Report(project)
     report = check.run(project)

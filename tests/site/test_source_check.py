@@ -48,11 +48,16 @@ def test_an_edit_to_any_source_checks_again(sources, edited):
     assert sources.runs == 2
 
 
-def test_the_site_and_the_cache_are_not_inputs(sources):
-    source_check.run(sources.project)
+def test_the_site_the_cache_and_virtual_environments_are_not_inputs(sources):
+    elsewhere = sources.root / "public"  # a site_dir of another name
+    source_check.run(sources.project, elsewhere)
     (sources.root / "site" / "index.html").write_text("<p>new</p>\n", encoding="utf-8")
     (sources.root / ".termbase-cache" / "blocks").mkdir(parents=True)
-    source_check.run(sources.project)
+    (sources.root / "venv").mkdir()
+    (sources.root / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    elsewhere.mkdir()
+    (elsewhere / "index.html").write_text("<p>new</p>\n", encoding="utf-8")
+    source_check.run(sources.project, elsewhere)
     assert sources.runs == 1
 
 
