@@ -140,3 +140,11 @@ def test_core_imports_neither_mkdocs_nor_torch():
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 third_party.add(node.module.split(".")[0])
     assert not third_party & {"mkdocs", "material", "markdown", "torch", "numpy", "nbclient"}, third_party
+
+
+def test_the_longest_test_files_listed_to_run_first_exist():
+    """tests/conftest.py orders them first; a renamed file would silently lose its place."""
+    from tests.conftest import LONGEST_FIRST
+
+    missing = [path for path in LONGEST_FIRST if not (ROOT / path).is_file()]
+    assert not missing, f"tests/conftest.py: LONGEST_FIRST names {missing} - update the list"
