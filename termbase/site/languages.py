@@ -138,8 +138,9 @@ class Worker:
     """One language's build process, and what it answered. A thread reads its answers, so the
     main process can wait for it with a deadline, or (under `mkdocs serve`) not at all."""
 
-    def __init__(self, lang: str, process, conn):
+    def __init__(self, lang: str, process, conn, owner: "LanguageBuilds"):
         self.lang = lang
+        self.owner = owner  # whose listener hears of previews and finished builds
         self.process = process
         self.conn = conn
         self.pending = 0  # builds asked for and not answered yet
@@ -154,15 +155,23 @@ class Worker:
                 answer = self.conn.recv()
             except (EOFError, OSError):
                 answer = None
+            listener = self.owner.listener
+            if answer is not None and answer[0] == "preview":  # pages ahead of a rebuild, not a build
+                if listener is not None:
+                    listener.add(self.lang, answer[1])
+                continue
             with self.changed:
                 if answer is None:  # the process is gone: whatever it owed has failed
                     self.answers += [("failed", f"its process ended (exit code {self.process.exitcode})")] * self.pending
                     self.pending = 0
-                    self.changed.notify_all()
-                    return
-                self.answers.append(answer)  # a failure was logged by the language's process
-                self.pending -= 1
+                else:
+                    self.answers.append(answer)  # a failure was logged by the language's process
+                    self.pending -= 1
                 self.changed.notify_all()
+            if listener is not None:
+                listener.built(self.lang)
+            if answer is None:
+                return
 
     def ask(self, request: dict) -> None:
         with self.changed:
@@ -180,8 +189,9 @@ class LanguageBuilds:
     """The processes that build the other languages, started once (a `mkdocs serve` keeps them
     for every rebuild) and told to build after the default language's site folder is clean."""
 
-    def __init__(self, config, base: TermBase):
+    def __init__(self, config, base: TermBase, listener=None):
         self.timeout = base.project.language_timeout
+        self.listener = listener  # under `mkdocs serve`: termbase/site/serve.py's Previews
         ctx = multiprocessing.get_context("spawn")
         # What the command line may have changed (`--strict`, `--no-directory-urls`).
         options = {"strict": config.strict, "use_directory_urls": config.use_directory_urls}
@@ -193,7 +203,7 @@ class LanguageBuilds:
                                         logging.getLogger("mkdocs").getEffectiveLevel(), _implementation()))
             process.start()
             child.close()
-            self.workers.append(Worker(lang, process, parent))
+            self.workers.append(Worker(lang, process, parent, self))
 
     def start(self, site_dir: str, site_url: str, dirty: bool) -> None:
         for worker in self.workers:
@@ -215,6 +225,18 @@ class LanguageBuilds:
                 failed.append(f"the {worker.lang} site failed to build: {failures[-1]}")
         self.workers = [w for w in self.workers if w.process.is_alive()] if failed else self.workers
         return failed
+
+    def preview(self, paths: list[str], langs: set[str]) -> None:
+        """Ask the processes of `langs` for the pages of `paths` ahead of their rebuild."""
+        for worker in self.workers:
+            if worker.lang in langs:
+                try:
+                    worker.conn.send({"preview": paths})
+                except (OSError, BrokenPipeError):
+                    pass
+
+    def settled(self, lang: str) -> bool:
+        return all(worker.pending == 0 for worker in self.workers if worker.lang == lang)
 
     def wait_for(self, lang: str) -> None:
         """Under `mkdocs serve`: hold a request for a page of `lang` until that language's
@@ -285,12 +307,15 @@ def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, i
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
+    from termbase.site import preview
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
     logger = logging.getLogger("mkdocs")
     logger.addHandler(handler)
     logger.setLevel(level)
     handler.addFilter(_NameTheLanguage(lang, os.path.join(os.path.dirname(config_file), "docs")))
+    last = None  # the configuration of the last build that succeeded: previews are rendered against it
     while True:
         try:
             request = conn.recv()
@@ -298,6 +323,10 @@ def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, i
             return
         if request is None:
             return
+        if "preview" in request:
+            conn.send(("preview", preview.render(last.plugins["termbase"], last, request["preview"]) if last else {}))
+            continue
+        last = None
         try:
             config = load_config(config_file=config_file, site_dir=request["site_dir"], site_url=request["site_url"],
                                  **options)
@@ -305,6 +334,7 @@ def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, i
             log.info("termbase: building the '%s' site", lang)
             build(config, dirty=request["dirty"])
             reply = ("ok", None)
+            last = config
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the build
             message = str(exc).strip() or type(exc).__name__
             log.error("termbase: the '%s' site failed: %s", lang, message)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,8 +27,8 @@ from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import (downloads, languages, machine_pages, mathml, notebook_pages, search_names, source_check,
-                           verify)
+from termbase.site import (downloads, languages, machine_pages, mathml, notebook_pages, preview, search_names, serve,
+                           source_check, verify)
 from termbase.site.config import TermbaseConfig
 from termbase.site.pages import Pages, entry_slug, slim_code
 from termbase.site.tooltips import Tooltips
@@ -55,6 +54,9 @@ class Build:
     machine_pages: dict = field(default_factory=dict)  # url -> MachinePage
     downloads: dict = field(default_factory=dict)  # page url -> {file name: code}
     block_names: dict = field(default_factory=dict)  # composed code -> file name
+    files: object = None  # MkDocs' Files, Navigation and Jinja environment of this build,
+    nav: object = None  # kept for the previews of the next `mkdocs serve` rebuild
+    env: object = None
 
 
 def _code_version(project: Project) -> dict[str, int]:
@@ -71,30 +73,49 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         self.code: dict[str, int] | None = None
         self.build: Build | None = None
         self.background = False  # under `mkdocs serve`: the other languages finish on their own
+        self.previews = None  # under `mkdocs serve`: termbase/site/serve.py
+        self.sources_before: dict[str, int] | None = None  # pages and records as the last build read them
+        self.last_config = None  # the configuration of the last build that succeeded
 
     def on_startup(self, *, command, dirty):
         self.command = command
 
     def on_serve(self, server, config, builder):
-        """Serve the edited language as soon as it is built: a page of another language waits
-        for that language's own build instead of the whole rebuild holding every request."""
-        serve = getattr(server, "_serve_request", None)
-        if serve is None:  # MkDocs changed its server: every rebuild then waits for all languages
-            log.warning("termbase: mkdocs serve has no _serve_request; rebuilds wait for every language")
-            return server
-        mount = urlsplit(config.site_url or "/").path.rstrip("/") + "/"
-
-        def serve_request(environ, start_response):
-            path = environ.get("PATH_INFO", "")
-            if self.language_builds is not None and path.startswith(mount):
-                first = path[len(mount):].split("/", 1)[0]
-                if first in self.language_builds.languages:
-                    self.language_builds.wait_for(first)
-            return serve(environ, start_response)
-
-        server._serve_request = serve_request
-        self.background = True
+        """Serve each language as soon as it has rebuilt, and an edited page before that
+        (termbase/site/serve.py)."""
+        self.previews = serve.install(server, config, self)
+        self.background = self.previews is not None  # the other languages finish on their own
+        if self.language_builds is not None:
+            self.language_builds.listener = self.previews
         return server
+
+    # --- what termbase/site/serve.py asks of the builds -------------------------------------
+
+    @property
+    def timeout(self) -> float:
+        return self.build.project.language_timeout
+
+    def language_settled(self, lang: str) -> bool:
+        """No rebuild of `lang` is under way in its process (the default language: always)."""
+        return self.language_builds is None or self.language_builds.settled(lang)
+
+    def wait_for_language(self, lang: str) -> None:
+        if self.language_builds is not None:
+            self.language_builds.wait_for(lang)
+
+    def preview(self, previews) -> None:
+        """Before a rebuild: render the pages of what was saved since the last one, here and in
+        each language's process (termbase/site/preview.py)."""
+        project = self.build.project
+        now = preview.sources(project)
+        edited = preview.changed(self.sources_before, now) if self.sources_before is not None else []
+        if not edited or self.last_config is None:
+            return  # nothing saved, or the last rebuild failed (MkDocs holds every request until one succeeds)
+        langs = preview.languages_of(edited, project)
+        if self.language_builds is not None:
+            self.language_builds.preview(edited, langs)
+        if self.build.lang in langs:
+            previews.add(self.build.lang, preview.render(self, self.last_config, edited))
 
     def on_shutdown(self):
         if self.language_builds is not None:
@@ -128,6 +149,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             self.language_builds.wait()
         if build.main:
             self._same_code(project)
+            self.sources_before = preview.sources(project)
             report = source_check.run(project, config.site_dir)
             for note in report.notes:
                 log.info("termbase: %s", note)
@@ -156,7 +178,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             if self.language_builds is None or not self.language_builds.alive:
                 if self.language_builds is not None:
                     self.language_builds.close()
-                self.language_builds = languages.LanguageBuilds(config, base)
+                self.language_builds = languages.LanguageBuilds(config, base, listener=self.previews)
 
     def _same_code(self, project: Project) -> None:
         """`mkdocs serve` imports the site's code once; an edit to it needs a restart."""
@@ -180,6 +202,14 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             # Now: the site folder has been cleaned, and every notebook and block is in the cache.
             self.language_builds.start(config.site_dir, config.site_url, dirty=False)
         return files
+
+    def on_nav(self, nav, config, files):
+        self.build.nav, self.build.files = nav, files
+        return nav
+
+    def on_env(self, env, config, files):
+        self.build.env = env
+        return env
 
     def on_page_markdown(self, markdown, page, config, files):
         build = self.build
@@ -225,6 +255,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
 
     def on_post_build(self, config):
         build = self.build
+        self.last_config = config
         machine_pages.write(config.site_dir, list(build.machine_pages.values()), build.base, build.lang,
                             config.site_url or "/")
         for url, files in build.downloads.items():
@@ -240,6 +271,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
 
     def on_build_error(self, error):
         build = self.build
+        self.last_config = None  # no previews from a build that failed
         if build is None or not build.main:
             return  # a language's build reports to the main process, which decides
         if self.language_builds is not None:

@@ -79,21 +79,33 @@ def test_serve_and_a_build_share_the_cache_at_once(project, tmp_path):
 
 
 LIVERELOAD = re.compile(r"<script>\s*var livereload = function.*?</script>", re.S)
-STALE_PAGES = ["glossary/softmax/", "glossary/attention/", "glossary/", "es/glossary/softmax/",
-               "da/glossary/attention/", "da/glossary/"]
+EPOCH = re.compile(r"livereload\(([0-9]+), [0-9]+\)")
+# The settled pages are asked for first: each is held until its language has rebuilt.
+STALE_PAGES = ["glossary/", "es/glossary/", "da/glossary/", "glossary/softmax/", "glossary/attention/",
+               "es/glossary/softmax/", "da/glossary/attention/", "da/glossary/softmax/"]
 
 
-def test_after_an_edit_serve_shows_no_stale_page(tmp_path):
-    """Edit an English entry and a term record while serving: once the rebuild settles, every page
-    served (the edited one, tooltips and the index elsewhere, the other languages) is exactly
-    what a clean build of the edited sources writes."""
+def fetch_raw(url: str, referer: str | None = None) -> tuple[str, dict]:
+    request = urllib.request.Request(url, headers={"Referer": referer} if referer else {})
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        return answer.read().decode("utf-8"), dict(answer.headers)
+
+
+def test_after_an_edit_serve_shows_it_at_once_and_then_no_stale_page(tmp_path):
+    """Edit an English entry and a term record while serving. The edited page is served (and an
+    open browser told to reload into it) before the rebuild ends, from its preview; once the
+    rebuild settles, every page served (the edited one, tooltips and the index elsewhere, the
+    other languages) and the preview itself are exactly what a clean build of the edited
+    sources writes, and the open page is told to reload into the rebuilt one."""
     project = copy_project(tmp_path / "project")
     port = free_port()
     origin = f"http://127.0.0.1:{port}/"
+    softmax = origin + "glossary/softmax/"
     log_path = tmp_path / "serve.log"
     serve = start_serve(project, port, log_path)
     try:
-        fetch_built(origin + "glossary/softmax/", serve, log_path)
+        fetch_built(softmax, serve, log_path)
+        opened = int(EPOCH.search(fetch_raw(softmax)[0])[1])  # the epoch an open browser polls with
         page = project / "docs" / "glossary" / "softmax.en.md"
         page.write_text(page.read_text(encoding="utf-8").replace("## Origin", "## Origin\n\nAn edited sentence.", 1),
                         encoding="utf-8")
@@ -104,18 +116,28 @@ def test_after_an_edit_serve_shows_no_stale_page(tmp_path):
         assert edited != text
         record.write_text(edited, encoding="utf-8")
         deadline = time.monotonic() + 600
-        while "An edited sentence." not in fetch_built(origin + "glossary/softmax/", serve, log_path):
-            assert time.monotonic() < deadline, "the edit never showed"
-            time.sleep(0.5)
-        served = {url: fetch_built(origin + url, serve, log_path) for url in STALE_PAGES}  # each waits for its language
+        while "An edited sentence." not in (shown := fetch_raw(softmax))[0]:
+            assert time.monotonic() < deadline, f"the edit never showed:\n{read_log(log_path)[-3000:]}"
+            time.sleep(0.05)
+        preview, headers = shown
+        assert headers.get("X-Termbase-Preview") == "1", f"the edit was not shown ahead of the rebuild: {headers}"
+        ahead = int(EPOCH.search(preview)[1])
+        answered = int(fetch_raw(f"{origin}livereload/{opened}/1", referer=softmax)[0])
+        assert answered == ahead > opened, "the open page was not told to reload into the preview"
+        served = {url: fetch_built(origin + url, serve, log_path) for url in STALE_PAGES}
+        reloaded = int(fetch_raw(f"{origin}livereload/{ahead}/2", referer=softmax)[0])
+        rebuilt, headers = fetch_raw(softmax)
     finally:
         serve.terminate()
         serve.wait(timeout=60)
     log = read_log(log_path)
+    assert "X-Termbase-Preview" not in headers and reloaded == int(EPOCH.search(rebuilt)[1]) > ahead, \
+        "after the rebuild the preview was still served, or the open page was not told to reload"
+    assert "termbase: showing glossary/softmax/" in log, log[-3000:]
     clean = tmp_path / "clean"
     built = mkdocs_build(project, clean, SITE_URL=origin)
     assert built.returncode == 0, built.stdout + built.stderr
-    for url, html in served.items():
+    for url, html in [*served.items(), ("glossary/softmax/", LIVERELOAD.sub("", preview))]:
         expected = (clean / url / "index.html").read_text(encoding="utf-8")
         assert html == expected, f"{url} is stale after the rebuild\n{log[-3000:]}"
     assert "Redigeret udgave." in served["da/glossary/attention/"], "the Danish tooltip of softmax is the edited one"

@@ -1,0 +1,112 @@
+"""Under `mkdocs serve`, the page a contributor edited, rendered before the whole site rebuilds.
+
+A save makes MkDocs rebuild every page of every language (about 16 s at the real site's size,
+benchmarks/RESULTS.md), most of which a contributor never looks at. So before that rebuild,
+each build process renders only the pages the saved files are the source of, against the
+state its last good build left (files, navigation, theme), and the server shows those pages
+until the rebuild has written the real ones (termbase/site/serve.py). A saved page gives its
+own page; a saved term record gives its entry's page in every language, rendered from the
+record as saved. Nothing here is written to disk, and the full rebuild (with the check before
+it) still runs and replaces every preview: a preview that fails is simply not shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+from pathlib import Path
+
+from termbase.core.model import TermBase, page_lang
+from termbase.site.notebook_pages import is_notebook_page
+from termbase.site.pages import Pages, entry_slug
+from termbase.site.tooltips import Tooltips
+
+log = logging.getLogger("mkdocs.plugins.termbase")
+
+try:  # MkDocs' own steps of one page (private: without them there are no previews, only rebuilds)
+    from mkdocs.commands.build import _populate_page, get_context
+except ImportError:  # pragma: no cover - a MkDocs that moved them
+    _populate_page = get_context = None
+
+
+def sources(project) -> dict[str, int]:
+    """What a preview can come from, with its modification time: pages and term records."""
+    found = {}
+    for folder, pattern in ((project.docs, "**/*.md"), (project.terms_dir, "*.yml")):
+        for path in folder.glob(pattern):
+            try:
+                found[str(path)] = path.stat().st_mtime_ns
+            except OSError:
+                continue
+    return found
+
+
+def changed(before: dict[str, int], now: dict[str, int]) -> list[str]:
+    return sorted(path for path, mtime in now.items() if before.get(path) != mtime)
+
+
+def languages_of(paths: list[str], project) -> set[str]:
+    """The languages whose pages `paths` are sources of (a term record: every language)."""
+    langs = set()
+    for path in map(Path, paths):
+        if path.parent == project.terms_dir:
+            langs.update(project.languages)
+        elif path.is_relative_to(project.docs):
+            parsed = page_lang(path.relative_to(project.docs).as_posix(), project.languages)
+            if parsed:
+                langs.add(parsed[1])
+    return langs
+
+
+class _Quiet(logging.Filter):
+    """Drops what this thread logs while it renders a preview: the rebuild that follows says it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread != threading.get_ident()
+
+
+def render(plugin, config, paths: list[str]) -> dict[str, str]:
+    """{page url: HTML} for this build's pages that `paths` are sources of, rendered against the
+    last good build of this language (`config` is that build's configuration)."""
+    build = plugin.build
+    if _populate_page is None or build is None or build.files is None or build.env is None:
+        return {}
+    quiet = _Quiet()
+    handlers = {h for name in ("", "mkdocs") for h in logging.getLogger(name).handlers}
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        project = build.project
+        records = {Path(p).stem for p in paths if Path(p).parent == project.terms_dir}
+        edited = {os.path.realpath(p) for p in paths}
+        targets = [file.page for file in build.files.documentation_pages()
+                   if file.page is not None and not is_notebook_page(file.page, build.base)
+                   and (os.path.realpath(file.abs_src_path or "") in edited or entry_slug(file.src_uri) in records)]
+        if targets and records:  # the records as saved, in place of the ones the last build read
+            base = TermBase(project)  # read_yaml re-reads only what changed
+            plugin.build = dataclasses.replace(
+                build, base=base, machine_pages={}, downloads={}, tooltips=Tooltips(base, build.lang),
+                pages=Pages(base, build.lang, build.pages.status, build.pages.home, build.failed_blocks))
+        return {page.url: _page(page, config, build) for page in targets}
+    except Exception as exc:  # noqa: BLE001 - the rebuild that follows reports it, with its place
+        log.debug("termbase: no preview (%s)", exc)
+        return {}
+    finally:
+        plugin.build = build
+        for handler in handlers:
+            handler.removeFilter(quiet)
+
+
+def _page(page, config, build) -> str:
+    """What MkDocs' build does for one page (`_populate_page`, then `_build_page` but in memory)."""
+    _populate_page(page, config, build.files)
+    page.active = True
+    try:
+        context = get_context(build.nav, build.files.documentation_pages(), config, page)
+        template = build.env.get_template(page.meta.get("template", "main.html"))
+        context = config.plugins.on_page_context(context, page=page, config=config, nav=build.nav)
+        return config.plugins.on_post_page(template.render(context), page=page, config=config)
+    finally:
+        page.active = False
