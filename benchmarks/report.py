@@ -463,8 +463,10 @@ def markdown(r: dict) -> str:
                 "entry (a sentence appended, real words so that the check of every rebuild passes) and its term "
                 "record (each language's short definition), in turn, and times from the save until the served "
                 "page shows the edit: each entry edit on its own language's page, the record on the entry's page in "
-                "every language, all requested from the save on (a request for an /es/ or /da/ page is held until "
-                "that language's rebuild has finished). Every language has rebuilt before the next edit.", ""]
+                "every language, all requested from the save on. The edited page is served from its preview, "
+                "rendered before the rebuild (termbase/site/preview.py); any other page of a language is held until "
+                "that language has rebuilt, and \"every language rebuilt\" is when the glossary index of each "
+                "language answers. Every language has rebuilt before the next edit.", ""]
         for key, s in serve.items():
             rows = []
             for kind in KINDS:

@@ -291,13 +291,17 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
     """Start `mkdocs serve` in `project`, then `edits` rounds of four edits, interleaved: the
     English, Spanish and Danish page of entry `slug` (each timed on its own language's page), and
     its term record (each language's short definition; timed on the entry's page in every
-    language, each polled from the save on: a request for an /es/ or /da/ page is held until
-    that language's rebuild has finished). Before the next edit, every language has rebuilt.
+    language, each polled from the save on: the edited page is served from its preview, other
+    pages are held until their language has rebuilt). Before the next edit, every language has
+    rebuilt (its glossary index answers).
     With `sample_dir`, one more round runs under the probe's sampling profiler (its times are
     reported apart, never in the medians)."""
     pages = {lang: project / "docs" / "glossary" / f"{slug}.{lang}.md" for lang in LANGS}
     record_path = project / "termbase" / "data" / "terms" / f"{slug}.yml"
     urls = {lang: ("" if lang == "en" else f"{lang}/") + f"glossary/{slug}/" for lang in LANGS}
+    # An edited entry's page is served from its preview during the rebuild (termbase/site/serve.py);
+    # each language's glossary index, which no edit here previews, is held until it has rebuilt.
+    settle_urls = [("" if lang == "en" else f"{lang}/") + "glossary/" for lang in LANGS]
     originals = {path: path.read_text(encoding="utf-8") for path in [*pages.values(), record_path]}
     kinds = ["en", "es", "da", "record"]
     result = {"slug": slug, "urls": urls, "edits": {k: [] for k in kinds}, "error": None}
@@ -327,11 +331,11 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
         if any(v is None for v in found.values()):
             raise RuntimeError(f"the {kind} edit was not visible after {edit_timeout:.0f} s ({found}):\n"
                                + server.output())
-        for url in urls.values():  # every language rebuilt before the next edit
+        for url in settle_urls:  # every language rebuilt before the next edit
             _get(server.base + url, timeout=edit_timeout)
         settled = time.perf_counter() - saved
         timeline = [(round(t - saved, 3), line) for t, line in server.lines[mark:]
-                    if re.search(r"Building documentation|Documentation built|building the|[Cc]hange|ERROR", line)]
+                    if re.search(r"Building documentation|Documentation built|building the|[Cc]hange|ahead of|ERROR", line)]
         visible = {lang: found[urls[lang]] for lang in LANGS if urls[lang] in found}
         time.sleep(0.5)
         return {"s": max(visible.values()), "visible_s": visible, "all_rebuilt_s": settled, "timeline": timeline}
@@ -350,7 +354,7 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
         for path, text in originals.items():
             path.write_text(text, encoding="utf-8")
         time.sleep(1.0)
-        for url in urls.values():
+        for url in settle_urls:
             _get(server.base + url, timeout=edit_timeout)
         result["notebook_executions_during_edits"] = count_lines(logs.notebooks) - notebooks_before
     except RuntimeError as exc:
