@@ -149,7 +149,8 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             self.language_builds.wait()
         if build.main:
             self._same_code(project)
-            self.sources_before = preview.sources(project)
+            if self.command == "serve":  # what the next rebuild's previews compare with
+                self.sources_before = preview.sources(project)
             report = source_check.run(project, config.site_dir)
             for note in report.notes:
                 log.info("termbase: %s", note)

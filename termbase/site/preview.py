@@ -47,13 +47,16 @@ def changed(before: dict[str, int], now: dict[str, int]) -> list[str]:
     return sorted(path for path, mtime in now.items() if before.get(path) != mtime)
 
 
+def _records(paths: list[str], project) -> set[str]:
+    """The slugs of the term records among `paths`."""
+    return {Path(p).stem for p in paths if Path(p).parent == project.terms_dir}
+
+
 def languages_of(paths: list[str], project) -> set[str]:
     """The languages whose pages `paths` are sources of (a term record: every language)."""
-    langs = set()
+    langs = set(project.languages) if _records(paths, project) else set()
     for path in map(Path, paths):
-        if path.parent == project.terms_dir:
-            langs.update(project.languages)
-        elif path.is_relative_to(project.docs):
+        if path.is_relative_to(project.docs):
             parsed = page_lang(path.relative_to(project.docs).as_posix(), project.languages)
             if parsed:
                 langs.add(parsed[1])
@@ -79,7 +82,7 @@ def render(plugin, config, paths: list[str]) -> dict[str, str]:
         handler.addFilter(quiet)
     try:
         project = build.project
-        records = {Path(p).stem for p in paths if Path(p).parent == project.terms_dir}
+        records = _records(paths, project)
         edited = {os.path.realpath(p) for p in paths}
         targets = [file.page for file in build.files.documentation_pages()
                    if file.page is not None and not is_notebook_page(file.page, build.base)
