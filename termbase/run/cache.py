@@ -117,3 +117,14 @@ class Cache:
             with contextlib.suppress(OSError):
                 if entry.stat().st_mtime < limit:
                     shutil.rmtree(entry, ignore_errors=True)
+
+    def keep_newest(self, namespace: str, count: int) -> None:
+        """Remove all but the `count` entries of `namespace` used last (for entries of a few MB
+        that every edit under `mkdocs serve` makes anew)."""
+        folder = self.root / namespace
+        entries = []
+        for entry in folder.iterdir() if folder.is_dir() else ():
+            with contextlib.suppress(OSError):
+                entries.append((entry.stat().st_mtime, entry))
+        for _, entry in sorted(entries, reverse=True)[count:]:
+            shutil.rmtree(entry, ignore_errors=True)

@@ -29,6 +29,7 @@ from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
 from termbase.site import (downloads, languages, machine_pages, mathml, notebook_pages, preview, search_names, serve,
                            source_check, verify)
+from termbase.site.page_cache import PageCache
 from termbase.site.config import TermbaseConfig
 from termbase.site.pages import Pages, entry_slug, slim_code
 from termbase.site.tooltips import Tooltips
@@ -57,6 +58,7 @@ class Build:
     files: object = None  # MkDocs' Files, Navigation and Jinja environment of this build,
     nav: object = None  # kept for the previews of the next `mkdocs serve` rebuild
     env: object = None
+    page_cache: PageCache | None = None  # open from on_pre_build to the end of the build
 
 
 def _code_version(project: Project) -> dict[str, int]:
@@ -144,6 +146,9 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build = self.build
         project, base = build.project, build.base
         cache = Cache(project.cache_dir)
+        if build.page_cache is not None:  # the last build of this plugin failed before its end
+            build.page_cache.abandon()
+        inputs = source_check.inputs(project, config.site_dir)
         if build.main and self.background and self.language_builds is not None:
             # The last rebuild's languages may still be writing: this build cleans the folder.
             self.language_builds.wait()
@@ -151,7 +156,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             self._same_code(project)
             if self.command == "serve":  # what the next rebuild's previews compare with
                 self.sources_before = preview.sources(project)
-            report = source_check.run(project, config.site_dir)
+            report = source_check.run(project, entry=inputs)
             for note in report.notes:
                 log.info("termbase: %s", note)
             if report:
@@ -175,6 +180,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build.pages = Pages(base, build.lang, Status(project), home, build.failed_blocks)
         build.tooltips = Tooltips(base, build.lang)
         build.block_names = downloads.names(project)
+        build.page_cache = PageCache(cache, inputs, build.lang, config)
         if build.main and project.other_languages:
             if self.language_builds is None or not self.language_builds.alive:
                 if self.language_builds is not None:
@@ -224,12 +230,20 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         # list, which quotes every term, less (an entry's own name: search/names.json).
         if entry_slug(src) or src in SEARCH_BOOST:
             page.meta.setdefault("search", {}).setdefault("boost", SEARCH_BOOST.get(src, 2))
-        return build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
+        markdown = build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
+        if build.page_cache is not None:  # made from the same inputs before: its render reuses that
+            build.page_cache.reuse(page, markdown)
+        return markdown
 
     def on_page_content(self, html, page, config, files):
         build = self.build
         if page.url in build.machine_pages:
             build.machine_pages[page.url].title = page.title or ""
+        stored = build.page_cache.hits.get(page.file.src_uri) if build.page_cache is not None else None
+        if stored is not None:  # `html` is already what this returned when it was stored
+            if stored["downloads"]:
+                build.downloads[page.url] = stored["downloads"]
+            return html
         extra = config.extra["termbase"]
         repository = (extra["repository"], extra["branch"]) if extra.get("repository") else None
         html = notebook_pages.page_content(html, page, build.base, build.lang, repository)
@@ -237,7 +251,10 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         html, files = downloads.add_links(html, build.block_names, build.base.t("download_py", build.lang, "page"))
         if files:
             build.downloads[page.url] = files
-        return build.tooltips.add(html, page.url, entry_slug(page.file.src_uri))
+        html = build.tooltips.add(html, page.url, entry_slug(page.file.src_uri))
+        if build.page_cache is not None:
+            build.page_cache.made_page(page, html, files)
+        return html
 
     def on_page_context(self, context, page, config, nav):
         languages.set_page_links(config, self.build.base, self.build.lang, page.url)
@@ -257,6 +274,12 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
     def on_post_build(self, config):
         build = self.build
         self.last_config = config
+        if build.page_cache is not None:
+            if build.page_cache.hits:
+                log.info("termbase: %s: %d page(s) made from the same inputs as in the last clean build, "
+                         "not rendered again", build.lang, len(build.page_cache.hits))
+            build.page_cache.close(not build.failed_blocks, source_check.inputs(build.project, config.site_dir))
+            build.page_cache = None
         machine_pages.write(config.site_dir, list(build.machine_pages.values()), build.base, build.lang,
                             config.site_url or "/")
         for url, files in build.downloads.items():
@@ -273,6 +296,9 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
     def on_build_error(self, error):
         build = self.build
         self.last_config = None  # no previews from a build that failed
+        if build is not None and build.page_cache is not None:
+            build.page_cache.abandon()
+            build.page_cache = None
         if build is None or not build.main:
             return  # a language's build reports to the main process, which decides
         if self.language_builds is not None:

@@ -56,10 +56,11 @@ def inputs(project: Project, site_dir: Path | None = None) -> str:
     return key(digest.hexdigest(), os.environ.get("PATH", ""), packages=("PyYAML", "latex2mathml", "Markdown"))
 
 
-def run(project: Project, site_dir: Path | None = None) -> check.Report:
-    """`check.run(project)`, or an empty report when the same inputs were found clean before."""
+def run(project: Project, site_dir: Path | None = None, entry: str | None = None) -> check.Report:
+    """`check.run(project)`, or an empty report when the same inputs were found clean before
+    (`entry`: their hash, if the caller has made it with `inputs`)."""
     cache = Cache(project.cache_dir)
-    entry = inputs(project, site_dir)
+    entry = entry or inputs(project, site_dir)
     if cache.get_json(NAMESPACE, entry) is not None:
         return check.Report(project)
     report = check.run(project)

@@ -44,11 +44,19 @@ def copy_project(dest: Path, *, cache: bool = True) -> Path:
         if not src.exists():
             continue
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns(
-                "__pycache__", ".hypothesis", "artifacts", ".locks", "*.egg-info", "work"))
+            shutil.copytree(src, dest / part, ignore=_ignored)
         else:
             shutil.copy2(src, dest / part)
     return dest
+
+
+_IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis", "artifacts", ".locks", "*.egg-info", "work")
+
+
+def _ignored(folder: str, names: list[str]) -> set[str]:
+    """Not copied: generated files, and the stored pages (a copy renders its own; they are MBs)."""
+    cache_pages = {"pages"} if Path(folder).name == ".termbase-cache" else set()
+    return set(_IGNORED(folder, names)) | cache_pages
 
 
 def prefix(lang: str) -> str:
