@@ -35,7 +35,8 @@ def built_site(tmp_path_factory):
 # order: run first, so that with one file per process (pytest.ini: --dist loadfile) no process
 # is left with a long file while the other has finished. Only the order changes, never a test.
 LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/site/test_contributions.py",
-                 "tests/browser/test_reading.py", "tests/site/test_broken_sources.py", "tests/site/test_serve.py",
+                 "tests/site/test_page_cache.py", "tests/browser/test_reading.py",
+                 "tests/site/test_broken_sources.py", "tests/site/test_serve.py",
                  "tests/site/test_notebooks.py", "tests/browser/test_takeaway.py",
                  "tests/site/test_fourth_language.py", "tests/site/test_verified.py"]
 

@@ -29,8 +29,8 @@ from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
 from termbase.site import (downloads, languages, machine_pages, mathml, notebook_pages, preview, search_names, serve,
                            source_check, verify)
-from termbase.site.page_cache import PageCache
 from termbase.site.config import TermbaseConfig
+from termbase.site.page_cache import PageCache
 from termbase.site.pages import Pages, entry_slug, slim_code
 from termbase.site.tooltips import Tooltips
 
@@ -135,6 +135,8 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             raise PluginError(str(exc)) from None
         base = TermBase(project)
         lang = self.language or project.default_language
+        if self.build is not None and self.build.page_cache is not None:  # a build that never ended
+            self.build.page_cache.abandon()
         self.build = Build(project, base, lang, self.language is None, config.site_dir)
         languages.configure(config, base, lang)
         notebook_pages.configure(config, base, lang)
@@ -146,9 +148,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build = self.build
         project, base = build.project, build.base
         cache = Cache(project.cache_dir)
-        if build.page_cache is not None:  # the last build of this plugin failed before its end
-            build.page_cache.abandon()
-        inputs = source_check.inputs(project, config.site_dir)
+        inputs = self._inputs(config)
         if build.main and self.background and self.language_builds is not None:
             # The last rebuild's languages may still be writing: this build cleans the folder.
             self.language_builds.wait()
@@ -186,6 +186,12 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
                 if self.language_builds is not None:
                     self.language_builds.close()
                 self.language_builds = languages.LanguageBuilds(config, base, listener=self.previews)
+
+    def _inputs(self, config) -> str:
+        """The hash of this build's inputs: the site folders being written are not among them
+        (a language writes into the default language's folder, which is written meanwhile)."""
+        written = [config.site_dir] if self.build.main else [config.site_dir, str(Path(config.site_dir).parent)]
+        return source_check.inputs(self.build.project, *written)
 
     def _same_code(self, project: Project) -> None:
         """`mkdocs serve` imports the site's code once; an edit to it needs a restart."""
@@ -231,8 +237,8 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         if entry_slug(src) or src in SEARCH_BOOST:
             page.meta.setdefault("search", {}).setdefault("boost", SEARCH_BOOST.get(src, 2))
         markdown = build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
-        if build.page_cache is not None:  # made from the same inputs before: its render reuses that
-            build.page_cache.reuse(page, markdown)
+        if build.page_cache is not None:  # rendered from the same inputs before: reuse that
+            build.page_cache.wrap_render(page)
         return markdown
 
     def on_page_content(self, html, page, config, files):
@@ -278,7 +284,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             if build.page_cache.hits:
                 log.info("termbase: %s: %d page(s) made from the same inputs as in the last clean build, "
                          "not rendered again", build.lang, len(build.page_cache.hits))
-            build.page_cache.close(not build.failed_blocks, source_check.inputs(build.project, config.site_dir))
+            build.page_cache.close(not build.failed_blocks, self._inputs(config))
             build.page_cache = None
         machine_pages.write(config.site_dir, list(build.machine_pages.values()), build.base, build.lang,
                             config.site_url or "/")

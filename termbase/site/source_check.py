@@ -22,7 +22,7 @@ from termbase.run.cache import Cache, key
 NAMESPACE = "check"
 # Generated or installed, never read by the check: the site, caches, virtual environments (also
 # any folder holding a pyvenv.cfg, and the build's own site_dir).
-SKIPPED = {"site", "__pycache__", "node_modules", "artifacts"}
+SKIPPED = {"__pycache__", "node_modules", "artifacts"}
 DICTIONARIES = Path("/usr/share/hunspell")
 
 
@@ -41,11 +41,12 @@ def _tree(digest, root: Path, skipped: set[Path]) -> None:
             digest.update(hashlib.sha256(content).digest())
 
 
-def inputs(project: Project, site_dir: Path | None = None) -> str:
+def inputs(project: Project, site_dir: Path | None = None, *more_site_dirs: Path) -> str:
     """A hash of everything `check.run` reads (`site_dir`: where this build writes, skipped)."""
-    skipped = {project.cache_dir.resolve(), (project.root / "benchmarks" / "work").resolve()}
-    if site_dir is not None:
-        skipped.add(Path(site_dir).resolve())
+    # `site/`: MkDocs' default site_dir, at the root only (termbase/site/ is code).
+    skipped = {project.cache_dir.resolve(), (project.root / "benchmarks" / "work").resolve(),
+               (project.root / "site").resolve()}
+    skipped |= {Path(folder).resolve() for folder in (site_dir, *more_site_dirs) if folder is not None}
     digest = hashlib.sha256()
     _tree(digest, project.root, skipped)
     if not PACKAGE.is_relative_to(project.root.resolve()):

@@ -28,10 +28,15 @@ def _differences(a, b) -> list[str]:
 
 
 def test_a_warm_build_reuses_every_page_and_an_edited_record_renders_them_all_again(tmp_path):
+    """`-q`, then a build that stores, one that reuses, and one after a record was edited."""
     project = copy_project(tmp_path / "project")
+    stored = project / ".termbase-cache" / "pages"
+    quiet = mkdocs_build(project, tmp_path / "quiet", "-q")
+    assert quiet.returncode == 0, quiet.stderr
+    assert not stored.exists(), "-q hides warnings: a build that cannot see them stores nothing"
     first = mkdocs_build(project, tmp_path / "first")
     assert first.returncode == 0, first.stderr
-    assert _reused(first) == {}, "a copy starts without stored pages"
+    assert _reused(first) == {} and len(list(stored.iterdir())) == len(LANGS), first.stderr
 
     warm = mkdocs_build(project, tmp_path / "warm")
     assert warm.returncode == 0, warm.stderr

@@ -15,7 +15,8 @@ from termbase.site import source_check
 def sources(tmp_path, monkeypatch):
     root = tmp_path / "project"
     for name, text in {"docs/index.en.md": "# Home\n", "termbase/data/ui.yml": "a: b\n",
-                       "snippets/softmax.py": "x = 1\n", "site/index.html": "<p>old</p>\n"}.items():
+                       "snippets/softmax.py": "x = 1\n", "site/index.html": "<p>old</p>\n",
+                       "termbase/site/plugin.py": "x = 1\n"}.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     made = Project(root=root, languages=("en",), default_language="en", cache_dir=root / ".termbase-cache",
@@ -39,7 +40,7 @@ def test_a_clean_check_is_not_repeated_on_the_same_sources(sources):
 
 
 @pytest.mark.parametrize("edited", ["docs/index.en.md", "termbase/data/ui.yml", "snippets/softmax.py",
-                                    "snippets/new_module.py"])
+                                    "snippets/new_module.py", "termbase/site/plugin.py"])
 def test_an_edit_to_any_source_checks_again(sources, edited):
     source_check.run(sources.project)
     path: Path = sources.root / edited
