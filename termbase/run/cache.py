@@ -107,6 +107,19 @@ class Cache:
 
         self.put(namespace, entry, write)
 
+    def replace_json(self, namespace: str, entry: str, value) -> None:
+        """Write `value` as the entry, in place of what it held (`put_json` keeps the first
+        writer's): renamed into place, so a reader sees the old value or the new one, whole."""
+        folder = self.path(namespace, entry)
+        folder.mkdir(parents=True, exist_ok=True)
+        part = folder / f".result-{os.getpid()}-{threading.get_ident()}.json"
+        try:
+            part.write_text(json.dumps(value), encoding="utf-8")
+            os.replace(part, folder / "result.json")
+        finally:
+            with contextlib.suppress(OSError):
+                part.unlink()
+
     def cleanup(self, namespace: str, max_age_s: float = MAX_AGE_S) -> None:
         """Remove the entries of `namespace` that nobody used for `max_age_s`."""
         folder = self.root / namespace

@@ -22,11 +22,9 @@ between builds, when no store is open.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
 import types
 
 from mkdocs.structure.pages import Page
@@ -70,8 +68,8 @@ def _replay(page, stored: dict, files) -> None:
     page.present_anchor_ids = set(anchors) if anchors is not None else None
     links = stored["links_to_anchors"]
     if links is not None:
-        by_uri = {f.src_uri: f for f in files}
-        page.links_to_anchors = {by_uri[uri]: dict(to) for uri, to in links.items() if uri in by_uri}
+        linked = {uri: files.get_file_from_path(uri) for uri in links}
+        page.links_to_anchors = {linked[uri]: dict(to) for uri, to in links.items() if linked[uri] is not None}
 
 
 class PageCache:
@@ -128,16 +126,11 @@ class PageCache:
         if (not clean or self._count.count or inputs_now != self.inputs or not self.made
                 or not logging.DEBUG < level <= logging.INFO):
             return
-        folder = self.cache.path(NAMESPACE, self.entry)
-        part = folder / f".result-{os.getpid()}.json"  # renamed into place: readers see all or the old one
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            part.write_text(json.dumps({**self.stored, **self.made}), encoding="utf-8")
-            os.replace(part, folder / "result.json")
+            self.cache.replace_json(NAMESPACE, self.entry, {**self.stored, **self.made})
             self.cache.keep_newest(NAMESPACE, KEEP)
         except OSError:  # a full disk, or another build removing old entries: only speed is lost
-            with contextlib.suppress(OSError):
-                part.unlink()
+            pass
 
     def abandon(self) -> None:
         logging.getLogger("mkdocs").removeHandler(self._count)

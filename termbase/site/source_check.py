@@ -20,8 +20,8 @@ from termbase.core.project import PACKAGE, Project
 from termbase.run.cache import Cache, key
 
 NAMESPACE = "check"
-# Generated or installed, never read by the check: the site, caches, virtual environments (also
-# any folder holding a pyvenv.cfg, and the build's own site_dir).
+# Generated or installed, never read by the check, wherever they are: caches, test artefacts,
+# virtual environments (also any folder holding a pyvenv.cfg). The site folders: see `inputs`.
 SKIPPED = {"__pycache__", "node_modules", "artifacts"}
 DICTIONARIES = Path("/usr/share/hunspell")
 
