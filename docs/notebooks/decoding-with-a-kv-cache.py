@@ -59,11 +59,12 @@
 # %% [markdown] lang="es"
 # ## La capa y el *prompt*
 #
-# Una capa de ancho 16 con dos cabezas de consulta de ancho 8 que comparten una sola cabeza de
-# clave y valor, de modo que la caché guarda una única cabeza por capa. La secuencia tiene 8
-# posiciones: un *prompt* de 4 tokens y 4 tokens generados. En un modelo real, cada token generado
-# se muestrea a partir de la salida y se convierte en embedding antes del paso siguiente; aquí las
-# entradas de las 8 posiciones se generan al azar al principio, lo que no cambia nada de la atención.
+# Se usa una capa de ancho 16 con dos cabezas de consulta de ancho 8 que comparten una sola cabeza
+# de clave y valor, de modo que la caché guarda una única cabeza por capa. La secuencia tiene ocho
+# posiciones: un *prompt* de cuatro tokens y cuatro tokens generados. En un modelo real, cada token
+# generado se muestrea a partir de la salida y se convierte en embedding antes del paso siguiente;
+# aquí las entradas de las ocho posiciones se generan al azar al principio, lo que no afecta en nada
+# a la atención.
 
 # %% [markdown] lang="da"
 # ## Laget og prompten
@@ -120,10 +121,10 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # ## Decodificación, un token por paso
 #
 # En cada paso se pasa solo el token más reciente. La capa lo proyecta a una consulta, una clave y
-# un valor, añade la clave y el valor a la caché y atiende a todo lo guardado: la caché crece una
-# posición por paso, y el token nuevo las ve todas, así que una única consulta no necesita máscara
-# causal. Al final, los pasos juntos deben dar exactamente lo mismo que una sola pasada causal
-# sobre los 8 tokens.
+# un valor, añade la clave y el valor a la caché y atiende a todo lo guardado. La caché crece una
+# posición por paso y el token nuevo ve todas las posiciones, de modo que una única consulta no
+# necesita máscara causal. Al final, los pasos juntos deben dar exactamente lo mismo que una sola
+# pasada causal sobre los ocho tokens.
 
 # %% [markdown] lang="da"
 # ## Afkodning, ét token pr. trin
@@ -156,7 +157,7 @@ assert same
 # %% [markdown] lang="es"
 # ## A qué atiende cada token generado
 #
-# Los pesos de los 4 tokens generados (filas) sobre las 8 posiciones (columnas), un mapa de calor
+# Los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones (columnas), un mapa de calor
 # por cabeza, calculados de nuevo a partir de la proyección de consultas de la capa y de las claves
 # guardadas. El token 5 reparte su peso entre las posiciones 1 a 5, y el 8 entre las 8; las celdas a
 # la derecha de la posición de cada token valen 0, porque esas claves aún no existían cuando se
@@ -293,11 +294,11 @@ plt.show()
 # Con la atención de ventana deslizante, cada consulta solo ve las últimas $W$ posiciones, incluida
 # la suya, así que un decodificador nunca necesita una clave más antigua: la caché puede ser un
 # búfer de $W$ huecos en el que la posición $t$ sobrescribe la posición $t - W$. Las celdas
-# siguientes decodifican los mismos 8 tokens uno a uno con una ventana de $W = 3$, con las
+# siguientes decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$, con las
 # proyecciones de la misma capa, e imprimen qué posiciones guardan los huecos tras cada paso
 # (contando desde 1). Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las
-# posiciones, y a la atención no le importa. Las salidas decodificadas deben coincidir con la
-# atención de ventana sobre los 8 tokens a la vez.
+# posiciones, algo que a la atención no le importa. Las salidas decodificadas deben coincidir con la
+# atención de ventana sobre los ocho tokens a la vez.
 
 # %% [markdown] lang="da"
 # ## Med et glidende vindue: ringbufferen
