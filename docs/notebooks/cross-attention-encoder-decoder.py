@@ -62,7 +62,7 @@
 # ## Las oraciones de ejemplo
 #
 # Origen: *the black cat sleeps*; destino: *el gato negro duerme*. El español pone el adjetivo
-# después del sustantivo, así que el orden de las palabras se cruza: *gato* traduce *cat*, la
+# después del sustantivo, por lo que el orden de las palabras se cruza: *gato* traduce *cat*, la
 # tercera palabra de origen, pero va en segundo lugar. El origen se rellena hasta seis tokens, como
 # ocurriría en un lote con oraciones más largas, y la máscara de relleno (`True` = relleno) mantiene a
 # todas las cabezas lejos del relleno.
@@ -132,7 +132,7 @@ print("padding mask:", padding.int().tolist())
 # corresponden las filas de índices `(i−1)·d_k … i·d_k − 1` de los pesos guardados `w_q.weight` y
 # `w_k.weight`, que contienen `W^Q` y `W^K` traspuestas: esas filas son sus propias `(W_i^Q)^T` y
 # `(W_i^K)^T`. La cabeza 1 recibe una proyección que solo lee la parte de significado, la misma
-# para consultas y claves, así que su puntuación es alta donde una palabra de destino y una de
+# para consultas y claves; por eso su puntuación es alta donde una palabra de destino y una de
 # origen comparten significado. La cabeza 2 hace lo mismo con la parte de posición. Las cabezas 3
 # y 4 conservan sus pesos iniciales aleatorios.
 

@@ -25,7 +25,7 @@
 #
 # El código es el del propio sitio, tomado de las entradas del glosario sobre la caché KV y la
 # atención de ventana deslizante. No se entrena nada: unos vectores aleatorios hacen las veces de
-# embeddings de los tokens, así que los mapas de calor muestran el mecanismo (qué claves puede ver
+# embeddings de los tokens, de modo que los mapas de calor muestran el mecanismo (qué claves puede ver
 # cada token), no patrones aprendidos.
 
 # %% [markdown] lang="da"
@@ -210,7 +210,7 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # ($L = S = t$). Con la caché, el paso procesa un solo token ($L = 1$) frente a las $t$ claves
 # guardadas. La celda mide ambos casos para contextos de 16 a 512 tokens, con una capa más ancha y
 # un solo hilo de CPU, y se queda con la más rápida de unas pocas ejecuciones. Las cifras dependen
-# de la máquina y cambian de una ejecución a otra, así que el cuaderno no imprime ninguna; la
+# de la máquina y cambian de una ejecución a otra, por lo que el cuaderno no imprime ninguna; la
 # gráfica muestra su forma. El paso recalculado crece con el contexto, porque se vuelve a proyectar
 # cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
 # se mantiene casi plano: sus proyecciones procesan un solo token, y solo la atención propiamente
@@ -292,7 +292,7 @@ plt.show()
 # ## Con ventana deslizante: el búfer circular
 #
 # Con la atención de ventana deslizante, cada consulta solo ve las últimas $W$ posiciones, incluida
-# la suya, así que un decodificador nunca necesita una clave más antigua: la caché puede ser un
+# la suya; por eso un decodificador nunca necesita una clave más antigua: la caché puede ser un
 # búfer de $W$ huecos en el que la posición $t$ sobrescribe la posición $t - W$. Las celdas
 # siguientes decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$, con las
 # proyecciones de la misma capa, e imprimen qué posiciones guardan los huecos tras cada paso

@@ -23,7 +23,7 @@
 # `torch.nn.MultiheadAttention` de PyTorch con los mismos pesos.
 #
 # El código es el del propio sitio, tomado de la entrada del glosario sobre la atención multicabeza.
-# Los pesos son aleatorios (no se entrena nada), así que los patrones de los mapas de calor todavía
+# Los pesos son aleatorios (no se entrena nada), de modo que los patrones de los mapas de calor todavía
 # no significan nada: lo importante son las formas y el mecanismo. Las formas se escriben
 # `(B, T, d_model)`: lote, tokens, ancho del modelo.
 
@@ -100,7 +100,7 @@ print("x:", tuple(x.shape), "  d_k =", mha.d_k)
 #
 # En la autoatención, las consultas, las claves y los valores salen todos de `x`, cada uno a través
 # de su propia transformación lineal aprendida: `W^Q`, `W^K` y `W^V`. Una sola
-# `nn.Linear(d_model, d_model)` para cada rol abarca las cuatro cabezas a la vez, así que las
+# `nn.Linear(d_model, d_model)` para cada rol abarca las cuatro cabezas a la vez, por lo que las
 # formas todavía no cambian.
 
 # %% [markdown] lang="da"
@@ -271,7 +271,7 @@ print("concat:", tuple(concat.shape))
 # ## 7. Proyección de salida
 #
 # `W^O` combina lo que han encontrado las cabezas en un único vector de ancho `d_model` por token.
-# La salida tiene la forma de la entrada, así que las capas de atención se pueden apilar.
+# La salida tiene la forma de la entrada; por eso las capas de atención se pueden apilar.
 
 # %% [markdown] lang="da"
 # ## 7. Outputprojektion

@@ -15,14 +15,14 @@
 # %% [markdown] lang="es"
 # # Posiciones en la atención
 #
-# La atención compara cada consulta con cada clave sin importarle dónde está cada una, así que a un
+# La atención compara cada consulta con cada clave sin importarle dónde está cada una, de modo que a un
 # transformer hay que decírselo. Este cuaderno compara tres maneras de hacerlo con el propio código
 # del glosario: la codificación posicional sinusoidal del Transformer original, los embeddings de
 # posición rotatorios (RoPE) y ALiBi. Para cada una calcula la puntuación de una consulta con claves
 # cada vez más alejadas hacia atrás y, después, qué hace cada una con una secuencia más larga que
 # la del entrenamiento.
 #
-# Aquí no se entrena nada: los vectores son aleatorios, así que las curvas muestran lo que el propio
+# Aquí no se entrena nada: los vectores son aleatorios, por lo que las curvas muestran lo que el propio
 # método de posición aporta a una puntuación, no a qué atiende un modelo entrenado. Lo que hacen los
 # modelos entrenados más allá de su longitud de entrenamiento se cuenta a partir de los artículos,
 # con sus cifras.
@@ -82,7 +82,7 @@ S = torch.arange(0, 2 * L + 1)  # distances m - n from 0 to 2L
 # sin proyecciones, lo que aportan solo las posiciones a la puntuación de una consulta en $m$ con una
 # clave en $n$ es $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$: una función solo de la
 # distancia, máxima en 0, que baja en promedio y oscila. En una capa real, la consulta y la clave son
-# $(x + PE)\,W^Q$ y $(x + PE)\,W^K$, así que entre las dos codificaciones hay matrices aprendidas, y el
+# $(x + PE)\,W^Q$ y $(x + PE)\,W^K$; por eso entre las dos codificaciones hay matrices aprendidas, y el
 # contenido añade otros términos.
 #
 # **RoPE.** La consulta y la clave de una cabeza se giran según sus posiciones; los mismos dos
@@ -201,11 +201,11 @@ plt.show()
 # %% [markdown] lang="es"
 # ## Secuencias más largas que en el entrenamiento
 #
-# **Las posiciones aprendidas** no tienen ninguna fila más allá de la tabla, así que el código
+# **Las posiciones aprendidas** no tienen ninguna fila más allá de la tabla, de modo que el código
 # rechaza el token 513 de una tabla de 512 filas.
 #
 # **Las posiciones sinusoidales** existen para cualquier posición, pero los pares lentos no llegan a
-# dar una vuelta en $L$ posiciones, así que más allá de $L$ toman valores que el modelo nunca ha
+# dar una vuelta en $L$ posiciones, por lo que más allá de $L$ toman valores que el modelo nunca ha
 # visto. Press et al. (2021) observaron que un modelo de lenguaje sinusoidal entrenado con 512 tokens
 # mejora su perplejidad con hasta 20 tokens más, se mantiene hasta 50 y después empeora.
 #
