@@ -69,8 +69,8 @@
 # %% [markdown] lang="es"
 # ## La entrada
 #
-# Una oración de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, así
-# que cada cabeza trabaja con un ancho `d_k = 16 / 4 = 4`. Unos vectores aleatorios hacen las
+# Una oración de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, de
+# modo que cada cabeza trabaja con un ancho `d_k = 16 / 4 = 4`. Unos vectores aleatorios hacen las
 # veces de embeddings de los tokens.
 
 # %% [markdown] lang="da"
