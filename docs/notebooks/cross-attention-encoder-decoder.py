@@ -21,8 +21,8 @@
 # de ejemplo, del inglés al español, y dibuja para cada cabeza a qué tokens de origen atiende cada
 # token de destino.
 #
-# Aquí no se entrena nada. En su lugar, los vectores y dos de las cuatro cabezas se fijan a mano
-# para que los mapas de calor tengan algo que mostrar: una cabeza empareja las palabras por su
+# Aquí no se entrena nada: los vectores y dos de las cuatro cabezas se fijan a mano para
+# que los mapas de calor tengan algo que mostrar: una cabeza empareja las palabras por su
 # significado, otra por su posición, y las otras dos conservan los pesos aleatorios con los que
 # empieza una capa.
 
@@ -64,8 +64,8 @@
 # Origen: *the black cat sleeps*; destino: *el gato negro duerme*. El español pone el adjetivo
 # después del sustantivo, por lo que el orden de las palabras se cruza: *gato* traduce *cat*, la
 # tercera palabra de origen, pero va en segundo lugar. El origen se rellena hasta seis tokens, como
-# ocurriría en un lote con oraciones más largas, y la máscara de relleno (`True` = relleno) mantiene a
-# todas las cabezas lejos del relleno.
+# ocurriría en un lote con oraciones más largas, y la máscara de relleno (`True` = relleno) impide
+# que las cabezas atiendan al relleno.
 #
 # El vector de cada token tiene tres partes: un vector de *significado* que comparten una palabra y
 # su traducción, un vector de *posición* y algo de ruido. En un modelo real, el codificador y el
@@ -126,7 +126,7 @@ print("padding mask:", padding.int().tolist())
 # part. Heads 3 and 4 keep their random initial weights.
 
 # %% [markdown] lang="es"
-# ## Dos cabezas con un cometido
+# ## Dos cabezas con una tarea fija
 #
 # Las cabezas se cuentan desde 1 y los índices de los tensores desde 0. A la cabeza *i* le
 # corresponden las filas de índices `(i−1)·d_k … i·d_k − 1` de los pesos guardados `w_q.weight` y
@@ -244,7 +244,7 @@ assert weights[..., 4:].max() == 0
 # %% [markdown] lang="es"
 # ## Comprobación con PyTorch
 #
-# La misma capa, construida como `torch.nn.MultiheadAttention`: los pesos se copian a su formato
+# La misma capa, construida como una `torch.nn.MultiheadAttention`: los pesos se copian a su formato
 # empaquetado, {{ claim:mha-packed-in-proj }} y su `key_padding_mask` sigue la misma convención que
 # la del código de este sitio (`True` = relleno). {{ claim:mha-key-padding-true-ignores }} Las salidas y los pesos de
 # cada cabeza deben coincidir.

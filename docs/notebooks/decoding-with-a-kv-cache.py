@@ -92,8 +92,9 @@ print("inputs (B, T, d_model):", tuple(x.shape))
 # %% [markdown] lang="es"
 # ## La fase de *prefill*
 #
-# El *prompt* pasa por la capa en una sola llamada, como en el entrenamiento: 4 consultas, 4
-# claves y la máscara causal. La capa escribe en la caché las 4 claves y los 4 valores.
+# El *prompt* pasa por la capa en una sola llamada, como en el entrenamiento: cuatro consultas,
+# cuatro claves y la máscara causal. La capa escribe en la caché las cuatro claves y los cuatro
+# valores.
 
 # %% [markdown] lang="da"
 # ## Prefill
@@ -157,9 +158,9 @@ assert same
 # %% [markdown] lang="es"
 # ## A qué atiende cada token generado
 #
-# Los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones (columnas), un mapa de calor
-# por cabeza, calculados de nuevo a partir de la proyección de consultas de la capa y de las claves
-# guardadas. El token 5 reparte su peso entre las posiciones 1 a 5, y el 8 entre las 8; las celdas a
+# Los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones (columnas), con un mapa
+# de calor por cabeza, calculados de nuevo a partir de la proyección de consultas de la capa y de las claves
+# guardadas. El token 5 reparte su peso entre las posiciones 1 a 5, y el 8, entre las ocho; las celdas a
 # la derecha de la posición de cada token valen 0, porque esas claves aún no existían cuando se
 # decodificó. La comprobación multiplica estos pesos por los valores guardados y recupera las
 # salidas de los pasos de decodificación.
@@ -292,7 +293,7 @@ plt.show()
 # ## Con ventana deslizante: el búfer circular
 #
 # Con la atención de ventana deslizante, cada consulta solo ve las últimas $W$ posiciones, incluida
-# la suya; por eso un decodificador nunca necesita una clave más antigua: la caché puede ser un
+# la suya. Como un decodificador nunca necesita una clave más antigua, la caché puede ser un
 # búfer de $W$ huecos en el que la posición $t$ sobrescribe la posición $t - W$. Las celdas
 # siguientes decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$, con las
 # proyecciones de la misma capa, e imprimen qué posiciones guardan los huecos tras cada paso

@@ -23,8 +23,8 @@
 # `torch.nn.MultiheadAttention` de PyTorch con los mismos pesos.
 #
 # El código es el del propio sitio, tomado de la entrada del glosario sobre la atención multicabeza.
-# Los pesos son aleatorios (no se entrena nada), de modo que los patrones de los mapas de calor todavía
-# no significan nada: lo importante son las formas y el mecanismo. Las formas se escriben
+# Los pesos son aleatorios (no se entrena nada), de modo que los patrones de los mapas de calor
+# todavía no significan nada: lo importante son las formas y el mecanismo. Las formas se escriben
 # `(B, T, d_model)`: lote, tokens, ancho del modelo.
 
 # %% [markdown] lang="da"
@@ -69,8 +69,8 @@
 # %% [markdown] lang="es"
 # ## La entrada
 #
-# Una oración de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro cabezas, de
-# modo que cada cabeza trabaja con un ancho `d_k = 16 / 4 = 4`. Unos vectores aleatorios hacen las
+# Se usa una oración de seis tokens (un lote de tamaño 1), un ancho de modelo de 16 y cuatro
+# cabezas, de modo que cada cabeza trabaja con un ancho `d_k = 16 / 4 = 4`. Unos vectores aleatorios hacen las
 # veces de embeddings de los tokens.
 
 # %% [markdown] lang="da"
@@ -127,7 +127,7 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 # %% [markdown] lang="es"
 # ## 2. División en cabezas
 #
-# `split_heads` reinterpreta la última dimensión como `(h, d_k)` y adelanta la dimensión de las
+# `split_heads` reinterpreta el último eje como `(h, d_k)` y adelanta la dimensión de las
 # cabezas: `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Las cabezas se cuentan desde
 # 1 y los índices de los tensores desde 0: la cabeza *i* es el índice `i − 1` del eje de las
 # cabezas y recibe las componentes de índices `(i−1)·d_k … i·d_k − 1` de cada token; no se copia
@@ -164,7 +164,7 @@ assert same
 # ## 3. Puntuaciones
 #
 # Cada cabeza compara cada consulta con cada clave: `q k^T / sqrt(d_k)`. La matriz de puntuaciones
-# de `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir entre `sqrt(d_k)` mantiene la
+# de `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir por `sqrt(d_k)` mantiene la
 # varianza de las puntuaciones cerca de 1, para que el softmax que viene a continuación no se
 # sature.
 
@@ -188,7 +188,7 @@ print("scores:", tuple(scores.shape))
 # %% [markdown] lang="es"
 # ## 4. Softmax
 #
-# El softmax se aplica sobre las claves, la última dimensión: cada fila se convierte en pesos
+# El softmax se aplica sobre las claves, el último eje: cada fila se convierte en pesos
 # positivos que suman 1. Un mapa de calor por cabeza: fila = token de consulta, columna = token de
 # clave.
 

@@ -15,14 +15,14 @@
 # %% [markdown] lang="es"
 # # Posiciones en la atención
 #
-# La atención compara cada consulta con cada clave sin importarle dónde está cada una, de modo que a un
-# transformer hay que decírselo. Este cuaderno compara tres maneras de hacerlo con el propio código
+# La atención compara cada consulta con cada clave sin importarle dónde está cada una, y por eso a
+# un transformer hay que decírselo. Este cuaderno compara tres maneras de hacerlo con el propio código
 # del glosario: la codificación posicional sinusoidal del Transformer original, los embeddings de
 # posición rotatorios (RoPE) y ALiBi. Para cada una calcula la puntuación de una consulta con claves
 # cada vez más alejadas hacia atrás y, después, qué hace cada una con una secuencia más larga que
 # la del entrenamiento.
 #
-# Aquí no se entrena nada: los vectores son aleatorios, por lo que las curvas muestran lo que el propio
+# Aquí no se entrena nada: como los vectores son aleatorios, las curvas muestran lo que el propio
 # método de posición aporta a una puntuación, no a qué atiende un modelo entrenado. Lo que hacen los
 # modelos entrenados más allá de su longitud de entrenamiento se cuenta a partir de los artículos,
 # con sus cifras.
@@ -82,8 +82,8 @@ S = torch.arange(0, 2 * L + 1)  # distances m - n from 0 to 2L
 # sin proyecciones, lo que aportan solo las posiciones a la puntuación de una consulta en $m$ con una
 # clave en $n$ es $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$: una función solo de la
 # distancia, máxima en 0, que baja en promedio y oscila. En una capa real, la consulta y la clave son
-# $(x + PE)\,W^Q$ y $(x + PE)\,W^K$; por eso entre las dos codificaciones hay matrices aprendidas, y el
-# contenido añade otros términos.
+# $(x + PE)\,W^Q$ y $(x + PE)\,W^K$, de modo que entre las dos codificaciones hay matrices
+# aprendidas, y el contenido añade otros términos.
 #
 # **RoPE.** La consulta y la clave de una cabeza se giran según sus posiciones; los mismos dos
 # vectores colocados en cualquier posición dan una puntuación que también depende solo de $m - n$,
@@ -210,25 +210,26 @@ plt.show()
 # mejora su perplejidad con hasta 20 tokens más, se mantiene hasta 50 y después empeora.
 #
 # **RoPE**, con la configuración de LLaMA ($d_k = 128$, $\beta = 10\,000$, 2048 posiciones), tiene
-# los mismos pares lentos. Press et al. observaron que un modelo con posiciones rotatorias entrenado
+# los mismos pares lentos. Press et al. observaron que un modelo con RoPE entrenado
 # con 512 tokens mejora con hasta 200 tokens más; Chen et al. (2023) señalan que ejecutar LLaMA
 # directamente más allá de 2048 posiciones puede llevar la perplejidad por encima de $10^3$. Su
-# interpolación de posiciones multiplica en cambio las posiciones por $L / L'$, aquí $2048 / 4096$:
+# interpolación de posiciones, en cambio, multiplica las posiciones por $L / L'$, aquí $2048 / 4096$:
 # todas las posiciones quedan entonces en $[0, L)$, y la puntuación a la distancia $s$ pasa a ser la
 # antigua a la distancia $s L / L'$. La celda comprueba las dos cosas. A la izquierda, la puntuación
 # cerca de la consulta: con interpolación es la misma curva, estirada al doble de ancho. A la
 # derecha, el ángulo del par 42, el más rápido de los que dan menos de una vuelta en 2048 posiciones:
 # sin interpolación sale del intervalo visto en el entrenamiento (discontinua) en la posición 2048, y
-# con ella no sale nunca. Con un ajuste fino de 1000 pasos como mucho, así se amplió hasta
+# con ella no sale nunca. Así, con un ajuste fino de 1000 pasos como mucho, se amplió hasta
 # 32 768 tokens la ventana de los modelos LLaMA de 7B a 65B.
 #
-# **ALiBi** no añade nada nuevo con una entrada más larga: las rectas se prolongan. Con puntuaciones de
+# **ALiBi** no introduce nada nuevo con una entrada más larga: las rectas se prolongan. Con puntuaciones de
 # contenido iguales, el peso que cada cabeza da a las claves situadas más de 1023 tokens atrás, para
 # una consulta en el token 2048, muestra lo poco que miran tan lejos la mayoría de las cabezas. Press et
 # al. entrenaron con 1024 tokens un modelo de 1300 millones de parámetros que alcanzó, con 2048
 # tokens, la perplejidad de un modelo sinusoidal entrenado con 2048, y se entrenó un 11 % más rápido
 # con un 11 % menos de memoria; con una evaluación de ventana deslizante, su perplejidad se
-# mantiene constante al crecer la entrada: su mérito está en no empeorar, no en aprovechar el contexto extra.
+# mantiene constante al crecer la entrada: su mérito está en no empeorar, no en aprovechar el
+# contexto adicional.
 
 # %% [markdown] lang="da"
 # ## Længere end under træningen
