@@ -195,7 +195,7 @@ print("scores:", tuple(scores.shape))
 # %% [markdown] lang="da"
 # ## 4. Softmax
 #
-# Softmax tages over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
+# Softmax beregnes over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
 # summerer til 1. Ét heatmap pr. hoved: række = forespørgsels-token, søjle = nøgle-token.
 
 # %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la oración «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
