@@ -250,7 +250,7 @@ assert weights[..., 4:].max() == 0
 # cada cabeza deben coincidir.
 
 # %% [markdown] lang="da"
-# ## Kontrol mod PyTorch
+# ## Sammenligning med PyTorch
 #
 # Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dets pakkede
 # format, {{ claim:mha-packed-in-proj }} og dets `key_padding_mask` bruger samme konvention som

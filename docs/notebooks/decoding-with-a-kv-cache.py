@@ -219,7 +219,7 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # ## Med cache eller forfra: prisen for et trin
 #
 # Uden cache betyder genereringen af tokenet på position $t$, at alle $t$ tokens skal gennem laget
-# igen ($L = S = t$). Med cachen kører trinnet ét token ($L = 1$) mod de $t$ gemte nøgler. Cellen
+# igen ($L = S = t$). Med cachen kører trinnet ét token ($L = 1$) over for de $t$ gemte nøgler. Cellen
 # tager tid på begge dele for kontekster på 16 til 512 tokens, med et bredere lag og én CPU-tråd,
 # og beholder den hurtigste af nogle få kørsler. Tallene afhænger af maskinen og skifter fra kørsel
 # til kørsel, så notebooken udskriver ingen af dem; grafen viser deres form. Trinnet, der beregnes

@@ -303,7 +303,7 @@ print("out:", tuple(out.shape))
 # sobre las cabezas. {{ claim:mha-need-weights-averaged }}
 
 # %% [markdown] lang="da"
-# ## Kontrol mod ét kald og mod PyTorch
+# ## Sammenligning med ét kald og med PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
 # returnerer, når de samme vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
