@@ -34,8 +34,8 @@
 # projektionerne, opdelingen i hoveder, scorerne, softmax, den vægtede sum af værdierne,
 # sammenkædningen og outputprojektionen, og den udskriver formen på hver tensor undervejs.
 # Heatmappene viser hvert hoveds attention-vægte, og de sidste celler kontrollerer, at trinnene giver
-# præcis det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
-# med de samme vægte.
+# nøjagtig det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
+# med de samme parametre.
 #
 # Koden er sitets egen, fra ordlisteopslaget om multi-head attention. Vægtene er tilfældige
 # (intet er trænet), så mønstrene i heatmappene betyder endnu ingenting: det er formerne og
@@ -306,7 +306,7 @@ print("out:", tuple(out.shape))
 # ## Sammenligning med ét kald og med PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når de samme vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
+# returnerer, når de samme parametre er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
 # for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
 # attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
 # dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.
