@@ -131,7 +131,7 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # Hvert trin får kun det nyeste token. Laget projicerer det til én forespørgsel, én nøgle og én
 # værdi, føjer nøglen og værdien til cachen og beregner attention over alt det gemte: cachen vokser
 # med én position pr. trin, og det nye token ser dem alle, så en enkelt forespørgsel har ikke brug
-# for nogen kausal maske. Til sidst skal trinnene tilsammen give præcis det samme som ét kausalt
+# for nogen kausal maske. Til sidst skal trinnene tilsammen give nøjagtig det samme som ét kausalt
 # gennemløb over alle 8 tokens.
 
 # %%

@@ -222,7 +222,7 @@ plot_heads(weights[0], tokens, tokens)
 # ## 5. Vægtet sum af værdierne
 #
 # Hvert hoved blander sine værdivektorer med sine vægte: `(B, h, T, T) @ (B, h, T, d_k)` →
-# `(B, h, T, d_k)`. Trin 3 til 5 er præcis scaled dot-product attention, anvendt på alle hoveder
+# `(B, h, T, d_k)`. Trin 3 til 5 er netop scaled dot-product attention, anvendt på alle hoveder
 # på én gang.
 
 # %%
