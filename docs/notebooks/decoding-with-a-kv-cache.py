@@ -169,7 +169,7 @@ assert same
 # Vægtene for de 4 genererede tokens (rækker) over de 8 positioner (søjler), ét heatmap pr. hoved,
 # beregnet igen ud fra lagets forespørgselsprojektion og de gemte nøgler. Token 5 fordeler sin
 # vægt over position 1 til 5, token 8 over alle 8; cellerne til højre for hvert tokens egen
-# position er 0, fordi de nøgler ikke fandtes endnu, da tokenet blev afkodet. Kontrollen ganger
+# position er 0, fordi disse nøgler ikke fandtes endnu, da tokenet blev afkodet. Kontrollen ganger
 # vægtene med de gemte værdier og får afkodningstrinnenes output tilbage.
 
 # %% alt={"en": "Two heatmaps, one per head, of the attention weights of generated tokens 5 to 8 (rows) over positions 1 to 8 (columns): a staircase in which token 5 uses positions 1 to 5 and each later token one position more, and every cell right of a token's own position is 0.", "es": "Dos mapas de calor, uno por cabeza, con los pesos de atención de los tokens generados 5 a 8 (filas) sobre las posiciones 1 a 8 (columnas): una escalera en la que el token 5 usa las posiciones 1 a 5 y cada token posterior una posición más, y todas las celdas a la derecha de la posición de cada token valen 0.", "da": "To heatmaps, ét pr. hoved, med attention-vægtene for de genererede tokens 5 til 8 (rækker) over position 1 til 8 (søjler): en trappe, hvor token 5 bruger position 1 til 5 og hvert senere token én position mere, og alle celler til højre for et tokens egen position er 0."}
