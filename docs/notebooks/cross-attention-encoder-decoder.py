@@ -35,7 +35,7 @@
 # konstrueret oversættelse fra engelsk til spansk og tegner for hvert hoved, hvilke kilde-tokens
 # hvert mål-token lægger vægt på.
 #
-# Intet er trænet her. I stedet er vektorerne og to af de fire hoveder sat op i hånden, så
+# Her trænes intet. I stedet er vektorerne og to af de fire hoveder sat op manuelt, så
 # heatmappene har noget at vise: ét hoved kobler ord sammen efter betydning, et andet efter position, og de
 # to sidste beholder de tilfældige vægte, et lag starter med.
 
@@ -250,7 +250,7 @@ assert weights[..., 4:].max() == 0
 # cada cabeza deben coincidir.
 
 # %% [markdown] lang="da"
-# ## Kontrol mod PyTorch
+# ## Sammenligning med PyTorch
 #
 # Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dets pakkede
 # format, {{ claim:mha-packed-in-proj }} og dets `key_padding_mask` bruger samme konvention som

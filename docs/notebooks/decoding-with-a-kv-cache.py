@@ -133,7 +133,7 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # Hvert trin får kun det nyeste token. Laget projicerer det til én forespørgsel, én nøgle og én
 # værdi, føjer nøglen og værdien til cachen og beregner attention over alt det gemte: cachen vokser
 # med én position pr. trin, og det nye token ser dem alle, så en enkelt forespørgsel har ikke brug
-# for nogen kausal maske. Til sidst skal trinnene tilsammen give præcis det samme som ét kausalt
+# for nogen kausal maske. Til sidst skal trinnene tilsammen give nøjagtig det samme som ét kausalt
 # gennemløb over alle 8 tokens.
 
 # %%
@@ -171,7 +171,7 @@ assert same
 # Vægtene for de 4 genererede tokens (rækker) over de 8 positioner (søjler), ét heatmap pr. hoved,
 # beregnet igen ud fra lagets forespørgselsprojektion og de gemte nøgler. Token 5 fordeler sin
 # vægt over position 1 til 5, token 8 over alle 8; cellerne til højre for hvert tokens egen
-# position er 0, fordi de nøgler ikke fandtes endnu, da tokenet blev afkodet. Kontrollen ganger
+# position er 0, fordi disse nøgler ikke fandtes endnu, da tokenet blev afkodet. Kontrollen ganger
 # vægtene med de gemte værdier og får afkodningstrinnenes output tilbage.
 
 # %% alt={"en": "Two heatmaps, one per head, of the attention weights of generated tokens 5 to 8 (rows) over positions 1 to 8 (columns): a staircase in which token 5 uses positions 1 to 5 and each later token one position more, and every cell right of a token's own position is 0.", "es": "Dos mapas de calor, uno por cabeza, con los pesos de atención de los tokens generados 5 a 8 (filas) sobre las posiciones 1 a 8 (columnas): una escalera en la que el token 5 usa las posiciones 1 a 5 y cada token posterior una posición más, y todas las celdas a la derecha de la posición de cada token valen 0.", "da": "To heatmaps, ét pr. hoved, med attention-vægtene for de genererede tokens 5 til 8 (rækker) over position 1 til 8 (søjler): en trappe, hvor token 5 bruger position 1 til 5 og hvert senere token én position mere, og alle celler til højre for et tokens egen position er 0."}
@@ -221,7 +221,7 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # ## Med cache eller forfra: prisen for et trin
 #
 # Uden cache betyder genereringen af tokenet på position $t$, at alle $t$ tokens skal gennem laget
-# igen ($L = S = t$). Med cachen kører trinnet ét token ($L = 1$) mod de $t$ gemte nøgler. Cellen
+# igen ($L = S = t$). Med cachen kører trinnet ét token ($L = 1$) over for de $t$ gemte nøgler. Cellen
 # tager tid på begge dele for kontekster på 16 til 512 tokens, med et bredere lag og én CPU-tråd,
 # og beholder den hurtigste af nogle få kørsler. Tallene afhænger af maskinen og skifter fra kørsel
 # til kørsel, så notebooken udskriver ingen af dem; grafen viser deres form. Trinnet, der beregnes

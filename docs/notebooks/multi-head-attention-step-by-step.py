@@ -34,8 +34,8 @@
 # projektionerne, opdelingen i hoveder, scorerne, softmax, den vægtede sum af værdierne,
 # sammenkædningen og outputprojektionen, og den udskriver formen på hver tensor undervejs.
 # Heatmappene viser hvert hoveds attention-vægte, og de sidste celler kontrollerer, at trinnene giver
-# præcis det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
-# med de samme vægte.
+# nøjagtig det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
+# med de samme parametre.
 #
 # Koden er sitets egen, fra ordlisteopslaget om multi-head attention. Vægtene er tilfældige
 # (intet er trænet), så mønstrene i heatmappene betyder endnu ingenting: det er formerne og
@@ -195,7 +195,7 @@ print("scores:", tuple(scores.shape))
 # %% [markdown] lang="da"
 # ## 4. Softmax
 #
-# Softmax tages over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
+# Softmax beregnes over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
 # summerer til 1. Ét heatmap pr. hoved: række = forespørgsels-token, søjle = nøgle-token.
 
 # %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la oración «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
@@ -222,7 +222,7 @@ plot_heads(weights[0], tokens, tokens)
 # ## 5. Vægtet sum af værdierne
 #
 # Hvert hoved blander sine værdivektorer med sine vægte: `(B, h, T, T) @ (B, h, T, d_k)` →
-# `(B, h, T, d_k)`. Trin 3 til 5 er præcis scaled dot-product attention, anvendt på alle hoveder
+# `(B, h, T, d_k)`. Trin 3 til 5 er netop scaled dot-product attention, anvendt på alle hoveder
 # på én gang.
 
 # %%
@@ -303,10 +303,10 @@ print("out:", tuple(out.shape))
 # sobre las cabezas. {{ claim:mha-need-weights-averaged }}
 
 # %% [markdown] lang="da"
-# ## Kontrol mod ét kald og mod PyTorch
+# ## Sammenligning med ét kald og med PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når de samme vægte er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
+# returnerer, når de samme parametre er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
 # for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
 # attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
 # dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.

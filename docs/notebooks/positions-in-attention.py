@@ -33,11 +33,11 @@
 # Attention sammenligner hver forespørgsel med hver nøgle og er ligeglad med, hvor de står, så en
 # transformer skal have det at vide. Denne notebook stiller tre måder at gøre det på op side om side
 # med ordlistens egen kode: den sinusformede positional encoding fra den oprindelige Transformer,
-# rotary position embeddings (RoPE) og ALiBi. For hver af dem beregner den scoren mellem én
-# forespørgsel og nøgler, der ligger længere og længere tilbage, og derefter, hvad hver metode gør
+# rotary position embeddings (RoPE) og ALiBi. For hver metode beregner den først scoren mellem én
+# forespørgsel og nøgler, der ligger længere og længere tilbage. Derefter viser den, hvad metoden gør
 # med en sekvens, der er længere end den, modellen blev trænet på.
 #
-# Intet er trænet her: vektorerne er tilfældige, så kurverne viser, hvad selve positionsmetoden
+# Her trænes intet. Vektorerne er tilfældige, så kurverne viser, hvad selve positionsmetoden
 # bidrager med til en score, ikke hvad en trænet model lægger vægt på. Hvad trænede modeller gør ud
 # over deres træningslængde, gengives fra artiklerne med deres tal.
 
@@ -99,24 +99,25 @@ S = torch.arange(0, 2 * L + 1)  # distances m - n from 0 to 2L
 # %% [markdown] lang="da"
 # ## Én forespørgsel, nøgler længere og længere tilbage
 #
-# **Sinusformet.** Den oprindelige Transformer lægger $PE_p$ til tokenet på position $p$. Uden indhold
-# og uden projektioner er det, positionerne alene bidrager med til scoren for en forespørgsel på $m$
-# og en nøgle på $n$, $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$: en funktion af
-# afstanden alene, størst ved 0, faldende i gennemsnit og svingende. I et rigtigt lag er forespørgslen
-# og nøglen $(x + PE)\,W^Q$ og $(x + PE)\,W^K$, så der sidder lærte matricer mellem de to kodninger,
-# og indholdet bidrager med flere led.
+# **Sinusformet positional encoding.** Den oprindelige Transformer lægger $PE_p$ til tokenet på
+# position $p$. Uden indhold og uden projektioner bidrager positionerne alene med
+# $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$ til scoren for en forespørgsel på $m$
+# og en nøgle på $n$. Det er en funktion af afstanden alene, der er størst ved 0, falder i
+# gennemsnit og svinger. I et rigtigt lag er forespørgslen og nøglen $(x + PE)\,W^Q$ og
+# $(x + PE)\,W^K$, så der sidder lærte matricer mellem de to kodninger, og indholdet bidrager med
+# flere led.
 #
-# **RoPE.** Forespørgslen og nøglen i ét hoved drejes efter deres positioner; de samme to vektorer
-# sat på hvilken som helst position giver en score, der også kun afhænger af $m - n$.
+# **RoPE.** Forespørgslen og nøglen i ét hoved drejes efter deres positioner. Sætter man de samme to
+# vektorer på en hvilken som helst position, får man en score, der også kun afhænger af $m - n$.
 #
 # **ALiBi.** Indholdsscoren $q k^\top / \sqrt{d_k}$ er her den samme ved enhver afstand, og hvert
-# hoved trækker sin hældning gange afstanden fra: én ret linje pr. hoved, stejl for hoved 1
-# (hældning $1/2$), næsten flad for hoved 8 (hældning $1/256$).
+# hoved trækker sin hældning gange afstanden fra. Det giver én ret linje pr. hoved, stejl for
+# hoved 1 (hældning $1/2$) og næsten flad for hoved 8 (hældning $1/256$).
 #
-# Den stiplede linje markerer $L = 512$. Intet i formlerne ændrer sig der; det, der ændrer sig, er,
-# at en model, der er trænet på 512 tokens, aldrig har set det, der ligger til højre for den.
+# Den stiplede linje markerer $L = 512$. Intet i formlerne ændrer sig dér. Det, der ændrer sig, er,
+# at en model, der er trænet på 512 tokens, aldrig har set det, der ligger til højre for linjen.
 
-# %% alt={"en": "Three line charts against the distance m - n from 0 to 1024, with a dashed line at 512. Left: the dot product of two sinusoidal positional encodings, 32 at distance 0, dropping to about 10 and oscillating. Middle: the score of one RoPE query and key of head 1, about 80 at distance 0, oscillating and falling on average. Right: the ALiBi score of heads 1 to 8, straight lines from the same value at distance 0, head 1 falling to about -500 at distance 1024 and head 8 almost flat.", "es": "Tres gráficos de líneas frente a la distancia m − n, de 0 a 1024, con una línea discontinua en 512. A la izquierda, el producto escalar de dos codificaciones posicionales sinusoidales: 32 en la distancia 0, que baja hasta unos 10 y oscila. En el centro, la puntuación, en la cabeza 1, de una consulta y una clave con RoPE: unos 80 en la distancia 0, oscilante y decreciente en promedio. A la derecha, la puntuación con ALiBi de las cabezas 1 a 8: rectas que salen del mismo valor en la distancia 0; la de la cabeza 1 baja hasta unos −500 en la distancia 1024, y la de la cabeza 8 es casi plana.", "da": "Tre kurvediagrammer mod afstanden m - n fra 0 til 1.024 med en stiplet linje ved 512. Til venstre: prikproduktet af to rækker i den sinusformede positional encoding, 32 ved afstand 0, faldende til omkring 10 og svingende. I midten: scoren for én RoPE-forespørgsel og -nøgle i hoved 1, omkring 80 ved afstand 0, svingende og i gennemsnit faldende. Til højre: ALiBi-scoren for hoved 1 til 8, rette linjer fra samme værdi ved afstand 0; hoved 1 falder til omkring -500 ved afstand 1.024, og linjen for hoved 8 er næsten flad."}
+# %% alt={"en": "Three line charts against the distance m - n from 0 to 1024, with a dashed line at 512. Left: the dot product of two sinusoidal positional encodings, 32 at distance 0, dropping to about 10 and oscillating. Middle: the score of one RoPE query and key of head 1, about 80 at distance 0, oscillating and falling on average. Right: the ALiBi score of heads 1 to 8, straight lines from the same value at distance 0, head 1 falling to about -500 at distance 1024 and head 8 almost flat.", "es": "Tres gráficos de líneas frente a la distancia m − n, de 0 a 1024, con una línea discontinua en 512. A la izquierda, el producto escalar de dos codificaciones posicionales sinusoidales: 32 en la distancia 0, que baja hasta unos 10 y oscila. En el centro, la puntuación, en la cabeza 1, de una consulta y una clave con RoPE: unos 80 en la distancia 0, oscilante y decreciente en promedio. A la derecha, la puntuación con ALiBi de las cabezas 1 a 8: rectas que salen del mismo valor en la distancia 0; la de la cabeza 1 baja hasta unos −500 en la distancia 1024, y la de la cabeza 8 es casi plana.", "da": "Tre kurvediagrammer som funktion af afstanden m − n fra 0 til 1.024 med en stiplet linje ved 512. Til venstre prikproduktet af to rækker i den sinusformede positional encoding: 32 ved afstand 0, hvorefter det falder til omkring 10 og svinger. I midten scoren for én RoPE-forespørgsel og -nøgle i hoved 1: omkring 80 ved afstand 0, hvorefter den svinger og i gennemsnit falder. Til højre ALiBi-scoren for hoved 1 til 8 som rette linjer fra samme værdi ved afstand 0. Hoved 1 falder til omkring −500 ved afstand 1.024, og linjen for hoved 8 er næsten flad."}
 # Sinusoidal: the position part of the score, PE_m . PE_n, query at m.
 d_model = 64
 pe = sinusoidal_positional_encoding(4 * L, d_model, dtype=torch.float64)
@@ -234,37 +235,39 @@ plt.show()
 # %% [markdown] lang="da"
 # ## Længere end under træningen
 #
-# **Lærte positioner** har ingen række efter tabellen, så koden afviser token nummer 513 i en tabel
-# med 512 rækker.
+# **Lærte embeddings for absolutte positioner** har ingen rækker ud over tabellens sidste, så koden
+# afviser token nummer 513 i en tabel med 512 rækker.
 #
-# **Sinusformede positioner** findes for enhver position, men de langsomme par når ikke at dreje én
-# omgang på $L$ positioner, så efter $L$ antager de værdier, modellen aldrig har set. Press et al.
-# (2021) fandt, at en sinusformet sprogmodel, der er trænet på 512 tokens, får bedre
-# perpleksitet på input, der er op til 20 tokens længere end træningslængden, holder niveauet op til
-# 50 tokens længere og bliver derefter dårligere.
+# **Sinusformet positional encoding** findes for enhver position, men de langsomme par når ikke at
+# dreje én omgang på $L$ positioner, så ud over $L$ antager de værdier, modellen aldrig har set.
+# Press et al. (2021) fandt, at en sprogmodel med sinusformet positional encoding, der er trænet på
+# 512 tokens, får bedre perpleksitet på input, der er op til 20 tokens længere end
+# træningslængden. Den holder niveauet op til 50 tokens længere og bliver derefter dårligere.
 #
 # **RoPE** med den første Llamas indstillinger ($d_k = 128$, $\beta = 10.000$, 2.048 positioner) har
 # de samme langsomme par. Press et al. fandt, at en model med RoPE, der er trænet på 512 tokens, får
-# bedre perpleksitet på input, der er op til 200 tokens længere end træningslængden; Chen et al. (2023) skriver, at når den første
-# Llama køres direkte ud over 2.048 positioner, kan perpleksiteten stige til over $10^3$. Deres
-# positionsinterpolation ganger i stedet positionerne med $L / L'$, her $2048 / 4096$: så ligger alle
-# positioner i $[0, L)$, og scoren ved afstanden $s$ bliver den gamle score ved afstanden $s L / L'$.
-# Cellen kontrollerer begge dele. Til venstre scoren nær forespørgslen: med interpolation er det den
-# samme kurve, strakt til den dobbelte bredde. Til højre vinklen for par 42, det hurtigste af de par,
-# der drejer mindre end én omgang på 2.048 positioner: uden interpolation forlader den det interval,
-# der blev set under træningen (stiplet), ved position 2.048; med interpolation gør den det aldrig.
-# Med finjustering på højst 1.000 trin udvidede metoden kontekstvinduet i den første Llamas modeller,
-# fra 7B til 65B, til op til 32.768 tokens.
+# bedre perpleksitet på input, der er op til 200 tokens længere end træningslængden. Chen et al.
+# (2023) skriver, at når den første Llama køres direkte ud over 2.048 positioner, kan perpleksiteten
+# stige til over $10^3$. Deres positionsinterpolation ganger i stedet positionerne med $L / L'$, her
+# $2.048 / 4.096$. Så ligger alle positioner i $[0, L)$, og scoren ved afstanden $s$ bliver den gamle
+# score ved afstanden $s L / L'$. Cellen kontrollerer begge dele. Til venstre ses scoren nær
+# forespørgslen: med interpolation er det den samme kurve, strakt til den dobbelte bredde. Til højre
+# ses vinklen for par 42, det hurtigste af de par, der drejer mindre end én omgang på 2.048
+# positioner. Uden interpolation forlader vinklen det interval, der blev set under træningen
+# (stiplet), ved position 2.048, og med interpolation gør den det aldrig. Med finjustering på højst
+# 1.000 trin udvidede metoden kontekstvinduet i den første Llamas modeller, fra 7B til 65B, til op
+# til 32.768 tokens.
 #
-# **ALiBi** tilføjer intet nyt for et længere input: linjerne fortsætter. Når indholdsscorerne er
-# ens, viser cellen, hvor lidt vægt hvert hoved giver nøgler mere end 1.023 tokens tilbage fra token
-# nummer 2.048: de fleste hoveder ser næsten ikke så langt. Press et al. trænede en model
-# med 1,3 mia. parametre på 1.024 tokens, som på 2.048 tokens nåede samme perpleksitet som en
-# sinusformet model trænet på 2.048, og som trænede 11 % hurtigere med 11 % mindre hukommelse; ved
-# evaluering i et glidende vindue ligger dens perpleksitet fladt, når inputtet vokser: styrken
-# er, at den ikke bliver dårligere, ikke at den udnytter den ekstra kontekst.
+# **ALiBi** tilføjer intet nyt for et længere input, for linjerne fortsætter bare. Når
+# indholdsscorerne er ens, viser cellen, hvor lidt vægt hvert hoved lægger på nøgler mere end 1.023
+# tokens tilbage fra token nummer 2.048. De fleste hoveder ser næsten ikke så langt. Press et al.
+# trænede en model med 1,3 mia. parametre på 1.024 tokens, som på 2.048 tokens nåede samme
+# perpleksitet som en model med sinusformet positional encoding, der var trænet på 2.048. Samtidig
+# var træningen 11 % hurtigere og brugte 11 % mindre hukommelse. Ved evaluering i et glidende vindue
+# ændrer modellens perpleksitet sig stort set ikke, når inputtet vokser. Styrken er altså, at den
+# ikke bliver dårligere, ikke at den udnytter den ekstra kontekst.
 
-# %% alt={"en": "Two line charts. Left: the score of one RoPE query and key of head 1 (d_k = 128) against the distance from 0 to 256, with the positions as they are and with position interpolation (L / L' = 1/2); both start at about 120 and fall while oscillating, the interpolated curve more smoothly, as the same curve stretched to twice its width. Right: the angle of pair 42 against the position from 0 to 4096; without interpolation it rises past the dashed level of the largest angle seen in training, at position 2048, and reaches about 11; with interpolation it rises half as fast and ends at that level.", "es": "Dos gráficos de líneas. A la izquierda, la puntuación, en la cabeza 1 (d_k = 128), de una consulta y una clave con RoPE frente a la distancia, de 0 a 256, con las posiciones tal cual y con interpolación de posiciones (L / L' = 1/2): las dos empiezan en unos 120 y bajan oscilando, la interpolada de forma más suave, como la misma curva estirada al doble de ancho. A la derecha, el ángulo del par 42 frente a la posición, de 0 a 4096: sin interpolación supera en la posición 2048 el nivel discontinuo del mayor ángulo visto en el entrenamiento y llega a unos 11; con interpolación sube la mitad de deprisa y termina en ese nivel.", "da": "To kurvediagrammer. Til venstre: scoren for én RoPE-forespørgsel og -nøgle i hoved 1 (d_k = 128) mod afstanden fra 0 til 256, med positionerne, som de er, og med positionsinterpolation (L / L' = 1/2); begge starter omkring 120 og falder, mens de svinger, den interpolerede mere jævnt, som den samme kurve strakt til den dobbelte bredde. Til højre: vinklen for par 42 mod positionen fra 0 til 4.096; uden interpolation stiger den ved position 2.048 forbi det stiplede niveau for den største vinkel, der blev set under træningen, og når omkring 11; med interpolation stiger den halvt så hurtigt og slutter ved det niveau."}
+# %% alt={"en": "Two line charts. Left: the score of one RoPE query and key of head 1 (d_k = 128) against the distance from 0 to 256, with the positions as they are and with position interpolation (L / L' = 1/2); both start at about 120 and fall while oscillating, the interpolated curve more smoothly, as the same curve stretched to twice its width. Right: the angle of pair 42 against the position from 0 to 4096; without interpolation it rises past the dashed level of the largest angle seen in training, at position 2048, and reaches about 11; with interpolation it rises half as fast and ends at that level.", "es": "Dos gráficos de líneas. A la izquierda, la puntuación, en la cabeza 1 (d_k = 128), de una consulta y una clave con RoPE frente a la distancia, de 0 a 256, con las posiciones tal cual y con interpolación de posiciones (L / L' = 1/2): las dos empiezan en unos 120 y bajan oscilando, la interpolada de forma más suave, como la misma curva estirada al doble de ancho. A la derecha, el ángulo del par 42 frente a la posición, de 0 a 4096: sin interpolación supera en la posición 2048 el nivel discontinuo del mayor ángulo visto en el entrenamiento y llega a unos 11; con interpolación sube la mitad de deprisa y termina en ese nivel.", "da": "To kurvediagrammer. Til venstre scoren for én RoPE-forespørgsel og -nøgle i hoved 1 (d_k = 128) som funktion af afstanden fra 0 til 256, med positionerne, som de er, og med positionsinterpolation (L / L' = 1/2). Begge kurver starter omkring 120 og falder, mens de svinger, den interpolerede mere jævnt, som den samme kurve strakt til den dobbelte bredde. Til højre vinklen for par 42 som funktion af positionen fra 0 til 4.096. Uden interpolation stiger den ved position 2.048 forbi det stiplede niveau for den største vinkel, der blev set under træningen, og når omkring 11. Med interpolation stiger den halvt så hurtigt og slutter ved det niveau."}
 # Learned positions: no row past the table.
 learned = LearnedPositionEmbedding(vocab_size=100, max_positions=L, d_model=16)
 try:
@@ -370,15 +373,15 @@ plt.show()
 # %% [markdown] lang="da"
 # ## Kort fortalt
 #
-# | | hvor positionerne sidder | efter træningslængden |
+# | | hvor positionsinformationen sidder | ud over træningslængden |
 # |---|---|---|
-# | lærte absolutte | en tabel, der lægges til $X$ | ingen række: afvises |
-# | sinusformede | en fast tabel, der lægges til $X$ | defineret, men usete værdier; bliver dårligere efter nogle dusin tokens (Press et al.) |
+# | lærte absolutte | en tabel, der lægges til $X$ | ingen række: positionen afvises |
+# | sinusformede | en fast tabel, der lægges til $X$ | definerede, men usete værdier; modellen bliver dårligere efter nogle dusin tokens (Press et al.) |
 # | RoPE | drejninger af $q$ og $k$ | usete vinkler; positionsinterpolation skalerer positionerne, med finjustering (Chen et al.) |
-# | ALiBi | en bias på scorerne | de samme linjer; bliver ikke dårligere (Press et al.) |
+# | ALiBi | en bias på scorerne | de samme linjer; modellen bliver ikke dårligere (Press et al.) |
 #
 # Ordlisteopslagene har formlerne, den testede kode og kilderne:
 # [positional encoding](../../glossary/positional-encoding/),
 # [RoPE](../../glossary/rotary-position-embedding/), [ALiBi](../../glossary/alibi/) og
 # [relative position bias](../../glossary/relative-position-bias/), T5's lærte intervaller, som ifølge
-# Press et al. ekstrapolerer 600 til 800 tokens.
+# Press et al. kan ekstrapolere 600 til 800 tokens ud over træningslængden.
