@@ -72,7 +72,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     ui_path = base.project.data_dir / "ui.yml"
     ui, ui_lines = yamlfile.load(ui_path, _Ignore())
     for key_path, value in yamlfile.walk(ui or {}):
-        if key_path and key_path[-1] == lang and key_path[0] != "language_name":
+        if key_path and key_path[-1] == lang and key_path[0] != "language_name" and "alphabet" not in key_path:
             out += _with_plain([Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True))])
     for path in notebook_source.source_paths(base.project):
         source = notebook_source.read_source(path)
