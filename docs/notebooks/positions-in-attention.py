@@ -195,7 +195,7 @@ plt.show()
 # weight that each head gives to keys more than 1023 tokens back, for a query at the 2048th token,
 # shows how little most heads look that far. Press et al. trained a 1.3-billion-parameter model on
 # 1024 tokens that reached, on 2048 tokens, the perplexity of a sinusoidal model trained on 2048,
-# training 11 % faster with 11 % less memory; with sliding-window evaluation its perplexity stays
+# training 11% faster with 11% less memory; with sliding-window evaluation its perplexity stays
 # flat as the input grows: its merit is that it does not get worse, not that it uses the extra
 # context.
 
@@ -263,7 +263,7 @@ plt.show()
 # tokens tilbage fra token nummer 2.048. De fleste hoveder ser næsten ikke så langt. Press et al.
 # trænede en model med 1,3 mia. parametre på 1.024 tokens, som på 2.048 tokens nåede samme
 # perpleksitet som en model med sinusformet positional encoding, der var trænet på 2.048. Samtidig
-# var træningen 11 % hurtigere og brugte 11 % mindre hukommelse. Ved evaluering i et glidende vindue
+# var træningen 11 % hurtigere og brugte 11 % mindre hukommelse. Ved evaluering i et glidende vindue
 # ændrer modellens perpleksitet sig stort set ikke, når inputtet vokser. Styrken er altså, at den
 # ikke bliver dårligere, ikke at den udnytter den ekstra kontekst.
 

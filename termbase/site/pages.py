@@ -8,10 +8,11 @@ import html
 import re
 from pathlib import PurePosixPath
 
-from termbase.core import claims, notebook_source
+from termbase.core import claims, collation, notebook_source
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, TermBase
 from termbase.core.status import Status
 from termbase.site.benchmark_table import benchmark_table
+from termbase.site.languages import prefix
 
 MARKER = re.compile(r"^\{\{ (\w+) \}\}$", re.M)
 CLAIM = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
@@ -153,11 +154,56 @@ class Pages:
             head = ("| " + " | ".join(self.base.language_name(x) for x in order) + f" | {self.t('level')} |")
             rows = [head, "|" + "---|" * (len(order) + 1)]
             for entry, term in entries:
-                cells = [f"[{term[self.lang]['term']}]({entry}.md)"] + [term[x]["term"] for x in order[1:]]
+                # Every name is a link, each to its entry in its own language: the term linker
+                # never links inside a link, so it never runs inside these tables.
+                cells = [f"[{term[self.lang]['term']}]({entry}.md)"] + [self._elsewhere(entry, term[x]["term"], x)
+                                                                        for x in order[1:]]
                 cells.append(self.base.ui["levels"][term["level"]][self.lang])
                 rows.append("| " + " | ".join(cells) + " |")
             out.append("\n".join(rows) + "\n")
         return "\n".join(out)
+
+    def _elsewhere(self, entry: str, name: str, lang: str) -> str:
+        """A link to `entry` in another language's site (raw HTML: MkDocs checks only its own
+        language's pages)."""
+        own = prefix(self.base, self.lang)
+        root = self.home[:len(self.home) - len(own)] if own else self.home
+        return (f'<a href="{root}{prefix(self.base, lang)}glossary/{entry}/" hreflang="{lang}" lang="{lang}">'
+                f"{html.escape(name)}</a>")
+
+    def az_index(self, slug, src_uri):
+        """Every name of every entry in this language's alphabetical order, filed under its
+        letter: the preferred term links to its entry; a synonym or a form to avoid points to
+        the preferred term ("see ...")."""
+        alphabet = self.t("alphabet")
+        names = []
+        for entry, term in self.base.terms.items():
+            local = term[self.lang]
+            preferred = local["term"]
+            names.append((preferred, f"[{preferred}](glossary/{entry}.md)"))
+            for synonym in local.get("synonyms") or []:
+                if synonym.lower() != preferred.lower():
+                    names.append((synonym, f"{synonym}, *{self.t('see')}* [{preferred}](glossary/{entry}.md)"))
+            for avoided in local.get("avoid") or []:
+                names.append((avoided, f"~~{avoided}~~ ({self.t('avoided_form')}), *{self.t('see')}* "
+                                       f"[{preferred}](glossary/{entry}.md)"))
+        names.sort(key=lambda item: collation.sort_key(item[0], alphabet))
+        filed: dict[str, list[str]] = {}
+        for name, line in names:
+            filed.setdefault(collation.initial(name, alphabet), []).append(line)
+        letters = [letter.upper() for letter in alphabet] + (["#"] if "#" in filed else [])
+        jump = " ".join(f"[{letter}](#{self._anchor(letter)})" if letter in filed else
+                        f'<span class="termbase-az-empty">{letter}</span>' for letter in letters)
+        out = [f'<nav class="termbase-az-letters" aria-label="{html.escape(self.t("letters"))}" markdown>\n{jump}\n</nav>\n']
+        for letter in letters:
+            if letter in filed:
+                out.append(f"## {letter} {{ #{self._anchor(letter)} }}\n")
+                out.append("\n".join(f"- {line}" for line in filed[letter]) + "\n")
+        return "\n".join(out)
+
+    @staticmethod
+    def _anchor(letter: str) -> str:
+        return "letter-" + ("digits" if letter == "#" else letter.lower())
 
     def reading_order(self, slug, src_uri):
         """Every entry once, from the beginner's to the advanced ones (level, then category)."""

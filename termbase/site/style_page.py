@@ -3,6 +3,7 @@ the same file the checker enforces, so the page and the check can never disagree
 
 from __future__ import annotations
 
+from termbase.core.check.wording import shown
 from termbase.core.model import TermBase
 
 
@@ -26,6 +27,9 @@ def style_guide(base: TermBase, lang: str) -> str:
         out.append(f"| {heading['term'][lang]} | {heading['forms'][lang]} | {heading['note'][lang]} |\n|---|---|---|")
         for item in style["kept_english"]:
             forms = ", ".join(f"*{form}*" for form in item.get("forms") or [])
+            articles = (style.get("articles") or {}).get(item.get("gender")) or []
+            if articles:  # the gender, shown by its articles ("el, un"; "en")
+                forms += f" ({', '.join(dict.fromkeys(articles[:2]))})"
             out.append(f"| **{_cell(item.get('term'))}** | {forms} | {_cell(item.get('note'))} |")
         out.append("")
     if style.get("renderings"):
@@ -35,8 +39,8 @@ def style_guide(base: TermBase, lang: str) -> str:
         for item in style["renderings"]:
             avoided = []
             for form in item.get("avoid") or []:
-                phrase = next(iter(form)) if isinstance(form, dict) else form
-                avoided.append(f"~~{_cell(phrase)}~~")
+                phrase = next(iter(form)) if isinstance(form, dict) else str(form).split(": ", 1)[0]
+                avoided.append(f"~~{_cell(shown(str(phrase)))}~~")
             out.append(f"| {_cell(item.get('concept'))} | **{_cell(item.get('write'))}** | {', '.join(avoided)} | "
                        f"{_cell(item.get('note'))} |")
         out.append("")

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.browser
 PAGES = (
     "",
     "glossary/",
+    "a-z/",
     "glossary/causal-mask/",
     "faq/common-mistakes/",
     "faq/one-projection-or-one-per-head/",
@@ -180,6 +181,7 @@ LONG_PAGES = (
     "glossary/scaled-dot-product-attention/",
     "glossary/multi-head-attention/",
     "glossary/",
+    "a-z/",
     "notation/",
     "benchmarks/",
     "status/",

@@ -120,6 +120,25 @@ BROKEN = {
                                 '"atencion" is not a Spanish word - did you mean "atención"? (or add it to termbase/data/words/es.txt)'),
     "avoided form on a page": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "Un núcleo fusionado lo calcula.\n\n## Fuentes"),
                                '"núcleo fusionado" - write "kernel fusionado" (style guide: kernel)'),
+    "unit after an ordinary space": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes",
+                                                    "Ocupa 320 KiB por token.\n\n## Fuentes"),
+                                     '"320 KiB" has an ordinary space between the number and its unit - write 320\u00a0KiB,'
+                                     " with a no-break space (U+00A0) (style guide: typography)"),
+    "unit with no space in Danish": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder",
+                                                    "Cachen fylder 2,5MiB pr. token.\n\n## Kilder"),
+                                     '"2,5MiB" has no space between the number and its unit - write 2,5\u00a0MiB'),
+    "one count in digits and in words": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes",
+                                                        "Hay 8 cabezas de clave y valor y ocho cabezas de consulta\n"
+                                                        "por grupo.\n\n## Fuentes"),
+                                         'the count 8 is written both as "8" and as "ocho" in one sentence'
+                                         " - write every count of the sentence the same way (style guide: typography)"),
+    "kept English term with the wrong gender": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder",
+                                                               "Det første token er et attention sink.\n\n## Kilder"),
+                                                '"et attention sink": the style guide gives "attention sink" another gender'
+                                                ' - write "en attention sink" (style guide: kept English terms)'),
+    "literal rendering with a gap": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder",
+                                                    "Giv derefter masken\ntil `F.scaled_dot_product_attention`.\n\n## Kilder"),
+                                     '"Giv derefter masken til `" - write "sende … til (eller angive)" (style guide: sende-til)'),
     "avoided form in an alt text": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "  figure_alt: \"Diagram: inputtet",
                                                    "  figure_alt: \"Diagram med en opmærksomhedsmaske: inputtet"),
                                     '"opmærksomhedsmaske" - write "attention-maske" (style guide: attention-maske)'),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termbase.core import notebook_source, prose, spelling
-from termbase.core.check import yamlfile
+from termbase.core.check import wording, yamlfile
 from termbase.core.model import TermBase
 
 ENTRY_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s#]+\.md)(#[^)]*)?\)")
@@ -72,7 +72,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     ui_path = base.project.data_dir / "ui.yml"
     ui, ui_lines = yamlfile.load(ui_path, _Ignore())
     for key_path, value in yamlfile.walk(ui or {}):
-        if key_path and key_path[-1] == lang and key_path[0] != "language_name":
+        if key_path and key_path[-1] == lang and key_path[0] != "language_name" and "alphabet" not in key_path:
             out += _with_plain([Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True))])
     for path in notebook_source.source_paths(base.project):
         source = notebook_source.read_source(path)
@@ -108,7 +108,8 @@ def avoided_forms(base: TermBase, lang: str) -> list[Avoid]:
             else:
                 phrase, write = item, rendering.get("write")
             forms.append((str(phrase), str(write), f"style guide: {rendering.get('id', rendering.get('write'))}"))
-    return [Avoid(p, w, why, re.compile(rf"(?<![\w-]){re.escape(p)}(?![\w-])", re.I)) for p, w, why in forms]
+    return [Avoid(p, w, why, wording.gapped(p) or re.compile(rf"(?<![\w-]){re.escape(p)}(?![\w-])", re.I))
+            for p, w, why in forms]
 
 
 def _english_name(lang: str) -> str:
@@ -131,7 +132,10 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
             if check and check.get("pattern"):
                 patterns.append((re.compile(check["pattern"]), check.get("message", rule.get("rule", "")),
                                  check.get("fix", "see the style guide")))
-        # One pattern for all the forms of the language: lines x forms would be slow.
+        # One pattern for all the forms of the language: lines x forms would be slow. Forms with
+        # a gap ("give … til") span words, often lines: they are matched per paragraph below.
+        spanning = [form for form in forms if "…" in form.phrase]
+        forms = [form for form in forms if "…" not in form.phrase]
         by_phrase = {form.phrase.lower(): form for form in forms}
         anyone = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in sorted(by_phrase, key=len, reverse=True))
                             + r")(?![\w-])", re.I) if forms else None
@@ -149,8 +153,26 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
                     report.add(item.path, item.line, message, f"{fix} (style guide: typography)")
             if item.markdown:
                 _linked_names(base, item, lang, report)
+        _wording(style, spanning, lines, report)
         if spell and style.get("dictionary"):
             _spelling(base, lang, style["dictionary"], lines, report)
+
+
+def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report) -> None:
+    """The rules that read whole paragraphs (termbase/core/check/wording.py)."""
+    checks = [check for check in (wording.unit_spacing(style), wording.count_forms(style),
+                                  wording.article_agreement(style)) if check]
+    for paragraph in wording.paragraphs(lines):
+        for check in checks:
+            check(paragraph, report)
+    written = wording.paragraphs([item for item in lines if item.markdown], "markdown")
+    for paragraph in (written + wording.paragraphs([item for item in lines if not item.markdown], "plain")
+                      if spanning else ()):
+        for form in spanning:
+            for offset, sentence in paragraph.sentences():
+                for match in form.pattern.finditer(sentence):
+                    report.add(paragraph.path, paragraph.line_at(offset + match.start()), f'"{match.group()}"',
+                               f'write "{form.write}" ({form.why})')
 
 
 def _linked_names(base: TermBase, item: Line, lang: str, report) -> None:

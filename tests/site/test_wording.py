@@ -1,0 +1,79 @@
+"""The paragraph rules of termbase/core/check/wording.py leave correct text alone: each case
+below is right as written and must not be flagged (a rule that flags correct text teaches
+contributors to ignore the checker). The bad inputs are in test_contributions.py (BROKEN)."""
+
+import pytest
+
+from termbase.core.check import wording
+from termbase.core.model import TermBase
+from tests.site.sitetools import PROJECT
+
+BASE = TermBase(PROJECT)
+
+
+class Report:
+    def __init__(self):
+        self.problems = []
+
+    def add(self, path, line, what, fix):
+        self.problems.append((line, what, fix))
+
+
+class Line:
+    def __init__(self, line, text):
+        self.path, self.line, self.text, self.markdown, self.plain = "page.md", line, text, text, text
+
+
+def problems(lang, *texts):
+    style = BASE.style(lang)
+    report = Report()
+    paragraphs = wording.paragraphs([Line(number, text) for number, text in enumerate(texts, 1)])
+    for check in (wording.unit_spacing(style), wording.count_forms(style), wording.article_agreement(style)):
+        for paragraph in paragraphs:
+            check(paragraph, report)
+    return report.problems
+
+
+CORRECT = [
+    ("es", "Ocupa 320\u00a0KiB por token y 2,5\u00a0MiB por capa, un 5\u00a0% más."),
+    ("es", "Solo entrena modelos cuyo número de cabezas es una potencia de 2 y toma una de cada dos pendientes."),
+    ("es", "Llama 2 70B tiene dos tipos de capa y GQA-8 usa ocho grupos."),
+    ("es", "Con ocho cabezas de ancho 64, son ocho pesos de 8 × 64 apilados."),
+    ("es", "Empaqueta documentos de 3, 2 y 4 tokens de tres maneras."),
+    ("es", "El kernel fusionado y un token de relleno; la caché, una capa."),
+    ("da", "Cachen fylder 320\u00a0KiB pr. token, 5\u00a0% mere."),
+    ("da", "Indeksene 1 og 2 nummererer hovedets to kort."),
+    ("da", "Det første token er en attention sink, og et token mere er ikke nok."),
+    ("da", "Et attention sink-token tager vægten."),
+    ("es", "También se lee «la softmax», en femenino, por «la función»."),
+]
+
+
+@pytest.mark.parametrize("lang, text", CORRECT)
+def test_correct_text_is_not_flagged(lang, text):
+    assert problems(lang, text) == []
+
+
+def test_a_sentence_over_two_lines_is_one_sentence():
+    found = problems("es", "Hay 8 cabezas de clave y valor, y", "ocho cabezas de consulta por grupo.")
+    assert [line for line, *_ in found] == [1]
+
+
+def test_a_count_in_another_sentence_is_another_count():
+    assert problems("es", "Hay 8 cabezas de clave. Cada grupo tiene ocho cabezas de consulta.") == []
+
+
+@pytest.mark.parametrize("phrase, text, found", [
+    ("giv|give … til `", "Giv derefter masken til `sdpa`", True),
+    ("giv|give … til `", "Softmax giver vægt til bestemte nøgler", False),  # "giver" is not listed
+    ("give … til `", "give den til SDPA", False),  # the code must follow
+    ("give … til `", "give den. Send den til `sdpa`", False),  # the gap stays in the sentence
+])
+def test_gapped_forms(phrase, text, found):
+    assert bool(wording.gapped(phrase).search(text)) is found
+    assert wording.shown(phrase).endswith("til")
+
+
+def test_an_article_in_a_quoted_example_sentence_is_checked():
+    found = problems("da", '*Eksempel: "Det første token er et attention sink i hvert lag."*')
+    assert [what for _, what, _ in found] == ['"et attention sink": the style guide gives "attention sink" another gender']
