@@ -28,26 +28,42 @@ import torch
 def online_softmax(x, *, block_size):
     """softmax over the last dim of x, reading it block_size columns at a
     time: one pass for the maximum m and the sum l = sum(exp(x - m)) of
-    each row together, one more to normalise. Same result as torch.softmax.
+    each row together, one more to normalise. Same result as torch.softmax,
+    also where a row's first blocks are all -inf (masked); a row that is
+    -inf everywhere has no softmax and gives NaN, as torch.softmax does.
     """
-    # The statistics live where x lives, with its dtype.
-    m = torch.full(x.shape[:-1], -math.inf, dtype=x.dtype, device=x.device)
-    l = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
+    # float32 statistics for half inputs (float64 stays float64).
+    work = torch.promote_types(x.dtype, torch.float32)
+    m = torch.full(x.shape[:-1], -math.inf, dtype=work, device=x.device)
+    l = torch.zeros(x.shape[:-1], dtype=work, device=x.device)
     for start in range(0, x.size(-1), block_size):
-        block = x[..., start : start + block_size]
+        block = x[..., start : start + block_size].to(work)
         m_new = torch.maximum(m, block.amax(dim=-1))
         # What was summed under the old maximum is rescaled to the new one.
-        new_terms = torch.exp(block - m_new[..., None]).sum(dim=-1)
-        l = l * torch.exp(m - m_new) + new_terms
+        # Subtracting -inf would give exp(-inf + inf) = NaN: see finite_or_0.
+        m_sub = finite_or_0(m_new)
+        new_terms = torch.exp(block - m_sub[..., None]).sum(dim=-1)
+        l = l * torch.exp(m - m_sub) + new_terms
         m = m_new
-    return torch.exp(x - m[..., None]) / l[..., None]
+    out = torch.exp(x.to(work) - m[..., None]) / l[..., None]
+    return out.to(x.dtype)
 
 
-def flash_attention(q, k, v, *, causal=False, block_q=64, block_k=64):
+def finite_or_0(m):
+    """The running maximum to subtract: m, or 0 while m is still -inf (no
+    visible value yet). Then exp(-inf - 0) = 0 and the row's sums stay 0,
+    the guard real kernels use (FlashAttention-2, FlexAttention)."""
+    return torch.where(m == -math.inf, 0.0, m)
+
+
+def flash_attention(q, k, v, *, causal=False, attn_mask=None, block_q=64,
+                    block_k=64):
     """softmax(q k^T / sqrt(d_k)) v, one tile of block_q x block_k scores
     at a time. q: (..., L, d_k), k: (..., S, d_k), v: (..., S, d_v)
     -> (..., L, d_v). causal=True: query i sees keys 0..i (upper-left, like
-    F.scaled_dot_product_attention's is_causal), so every row sees key 0.
+    F.scaled_dot_product_attention's is_causal). attn_mask: a bool tensor
+    that broadcasts to (..., L, S), True where the query may see the key.
+    A query that sees no key at all gets zeros.
     """
     if block_q < 1 or block_k < 1 or k.size(-2) == 0:
         raise ValueError("need block sizes >= 1 and at least one key")
@@ -58,6 +74,8 @@ def flash_attention(q, k, v, *, causal=False, block_q=64, block_k=64):
     scale = q.size(-1) ** -0.5
     dev = q.device  # every tensor made here follows the inputs' device
     out = torch.empty(*q.shape[:-1], v.size(-1), dtype=q.dtype, device=dev)
+    if attn_mask is not None:
+        attn_mask = attn_mask.expand(*q.shape[:-1], num_keys)
     for i in range(0, num_queries, block_q):
         q_i = q[..., i : i + block_q, :].to(work) * scale  # (..., Bq, d_k)
         last = i + q_i.size(-2)  # one past this block's last row
@@ -75,14 +93,20 @@ def flash_attention(q, k, v, *, causal=False, block_q=64, block_k=64):
             if causal:
                 cols = torch.arange(j, j + k_j.size(-2), device=dev)
                 s = s.masked_fill(cols[None, :] > rows[:, None], -math.inf)
-            # The first tile holds key 0, so m is finite from then on and
-            # a row with no visible key in a later tile keeps its maximum.
+            if attn_mask is not None:
+                seen = attn_mask[..., i:last, j : j + k_j.size(-2)]
+                s = s.masked_fill(~seen, -math.inf)
             m_new = torch.maximum(m, s.amax(dim=-1))
-            p = torch.exp(s - m_new[..., None])  # (..., Bq, Bk)
-            alpha = torch.exp(m - m_new)  # rescales the old sum and output
+            # A row whose tiles so far were all masked has m_new = -inf:
+            # subtract 0 instead, so its p and l stay 0 rather than NaN.
+            m_sub = finite_or_0(m_new)
+            p = torch.exp(s - m_sub[..., None])  # (..., Bq, Bk)
+            alpha = torch.exp(m - m_sub)  # rescales the old sum and output
             l = alpha * l + p.sum(dim=-1)
             acc = alpha[..., None] * acc + p @ v_j
             m = m_new
+        # A row with no visible key ends with l = 0 and acc = 0: output 0.
+        l = torch.where(l == 0, 1.0, l)
         out[..., i : i + block_q, :] = (acc / l[..., None]).to(q.dtype)
     return out
 # --8<-- [end:code]
@@ -107,7 +131,17 @@ if __name__ == "__main__":
     print("float64, tiles of 7 x 5, to 1e-12:",
           torch.allclose(ours, ref, rtol=0, atol=1e-12))
 
+    # A sliding window of 8 keys: the first key tiles of late rows are all
+    # masked, and rows 82 to 99 see no key at all (SDPA gives them zeros).
+    rows, cols = torch.arange(100)[:, None], torch.arange(75)
+    window = (cols <= rows) & (cols > rows - 8)
+    ours = flash_attention(q, k, v, attn_mask=window, block_q=32, block_k=24)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=window)
+    print("window of 8, masked tiles and rows:", torch.allclose(ours, ref,
+                                                                atol=1e-5))
+
     x = torch.randn(3, 10) * 30  # large logits: the max subtraction matters
+    x[0, :5] = -math.inf  # row 0: its first block of 4 is fully masked
     same = torch.allclose(online_softmax(x, block_size=4), x.softmax(-1))
     print("online_softmax equals torch.softmax:", same)
 # --8<-- [end:demo]

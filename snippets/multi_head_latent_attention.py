@@ -80,8 +80,11 @@ class MultiHeadLatentAttention(nn.Module):
         return self.w_o(heads.transpose(1, 2).reshape(b, length, -1))
 
     def absorbed_weights(self):
-        """W^UK folded into the query projection, W^UV into W^O:
-        w_qk (h, d_model, kv_rank) and w_ov (h, kv_rank, d_model)."""
+        """The algebra of the absorbed form, as matrices: W^UK folded into
+        the query projection, W^UV into W^O: w_qk (h, d_model, kv_rank) and
+        w_ov (h, kv_rank, d_model). Real code never builds them (for
+        DeepSeek-V3, w_qk alone is 128 x 7168 x 512 = 470 M numbers per
+        layer); `absorbed` applies the factors in another order instead."""
         w_q = self.w_q.weight.view(self.h, self.d_h, -1)  # (h, d_h, d_model)
         w_uk = self.w_uk.weight.view(self.h, self.d_h, self.d_c)
         w_uv = self.w_uv.weight.view(self.h, self.d_h, self.d_c)
@@ -94,14 +97,19 @@ class MultiHeadLatentAttention(nn.Module):
 
     def absorbed(self, x, c_kv, k_r, positions, *, attend=None):
         """The same layer, never expanding the cache: every head scores its
-        query, now in latent space, against the cached c_kv and k_r as
+        query, moved into latent space, against the cached c_kv and k_r as
         they are, and sums c_kv itself as its value: (B, L, d_model).
-        (In practice w_qk and w_ov are computed once, not per call.)"""
-        w_qk, w_ov = self.absorbed_weights()
+        As in DeepSeek-V3's inference code, the factors stay apart and the
+        products are reassociated: W^UK_i moves the d_h-wide query into
+        latent space, W^UV_i maps the attended latent back to d_h."""
+        b, length, _ = x.shape
+        w_uk = self.w_uk.weight.view(self.h, self.d_h, self.d_c)
+        w_uv = self.w_uv.weight.view(self.h, self.d_h, self.d_c)
+        q_c = self.w_q(x).view(b, length, self.h, self.d_h).transpose(1, 2)
         # the naive form's scale 1/sqrt(d_h + d_r), not 1/sqrt(d_c + d_r);
         # applied to the queries first, so float16 scores cannot overflow
         scale = (self.d_h + self.d_r) ** -0.5
-        q_lat = torch.einsum("blm,hmc->bhlc", x, w_qk) * scale
+        q_lat = torch.einsum("bhld,hdc->bhlc", q_c, w_uk) * scale
         q_r = self.rope_queries(x, positions) * scale  # (B, h, L, d_r)
         # The cache has no head axis, and einsum multiplies all h * L
         # queries by it at once: no per-head key is ever formed. (An SDPA
@@ -118,7 +126,8 @@ class MultiHeadLatentAttention(nn.Module):
         if attend is not None:  # a query with no key left: zeros, as SDPA
             weights = weights.masked_fill(~attend.any(-1, keepdim=True), 0.0)
         out = torch.einsum("bhls,bsc->bhlc", weights.to(c_kv.dtype), c_kv)
-        return torch.einsum("bhlc,hcm->blm", out, w_ov)  # (B, L, d_model)
+        heads = torch.einsum("bhlc,hdc->bhld", out, w_uv)  # (B, h, L, d_h)
+        return self.w_o(heads.transpose(1, 2).reshape(b, length, -1))
 # --8<-- [end:code]
 
 

@@ -3,7 +3,8 @@
 Dehghani et al. 2023 (ViT-22B, arXiv 2302.05442) apply LayerNorm to q and
 k; recent language models use RMSNorm. Either way, with learned gains g_q,
 g_k and no bias, every attention logit is bounded by
-sqrt(d_k) * max_i |g_q[i] g_k[i]|, however large the inputs grow.
+sqrt(d_k) * max_i |g_q[i] g_k[i]|, however large the inputs grow; with
+RoPE after the norm, by sqrt(d_k) * max|g_q| * max|g_k|.
 
 Per head, over d_k, as here: Qwen3 and Gemma 3 (Hugging Face transformers,
 Qwen3RMSNorm(head_dim), Gemma3RMSNorm(dim=head_dim)). OLMo 2 instead
@@ -81,17 +82,27 @@ class QKNormSelfAttention(nn.Module):
         return self.w_o(out.transpose(1, 2).reshape(x.shape))
 
 
-def logit_bound(attn):
-    """The largest |logit| a QK-normed layer can produce.
+def logit_bound(attn, *, rope=False, scale=None):
+    """The largest |logit| a QK-normed layer can produce. scale: the
+    model's score scale, 1/sqrt(d_k) unless given (Gemma 3 27B: 1/sqrt(168)
+    with d_k = 128).
 
     RMSNorm: u = q / sqrt(mean(q^2) + eps), so |u|^2 < d_k; LayerNorm
     without bias: u = (q - mean) / sqrt(var + eps), |u|^2 < d_k too. Then
-    |(g_q u) . (g_k w)| <= max|g_q g_k| |u| |w| < d_k max|g_q g_k|, and
-    the logit divides by sqrt(d_k). Reached (up to eps) when q and k point
-    along the coordinate where |g_q g_k| is largest.
+    |(g_q u) . (g_k w)| <= max|g_q g_k| |u| |w| < d_k max|g_q g_k|.
+    Reached (up to eps) when q and k point along the coordinate where
+    |g_q g_k| is largest. rope=True: RoPE rotates the normed q and k (as in
+    Qwen3, Gemma 3, OLMo 2) and mixes the two coordinates of a pair, so a
+    large query gain on one can meet a large key gain on the other: the
+    bound becomes d_k max|g_q| max|g_k| (times scale).
     """
-    gains = attn.q_norm.weight * attn.k_norm.weight
-    return attn.d_k**0.5 * gains.abs().max()
+    g_q, g_k = attn.q_norm.weight, attn.k_norm.weight
+    if rope:
+        gains = g_q.abs().max() * g_k.abs().max()
+    else:
+        gains = (g_q * g_k).abs().max()
+    scale = attn.d_k**-0.5 if scale is None else scale
+    return scale * attn.d_k * gains
 # --8<-- [end:code]
 
 

@@ -179,7 +179,8 @@ if __name__ == "__main__":
         reach = (reach @ one).clamp(max=1)  # one more layer
     print("window 4, positions reached back after 1..4 layers:", back)
     print("k x (window - 1):", [k * (window - 1) for k in range(1, 5)])
-    # Mistral 7B: W = 4096, 32 layers. Its paper counts W per layer.
-    print("Mistral 7B, 32 layers x 4096 =", 32 * 4096, "(paper: about 131K)")
+    # Mistral 7B v0.1: W = 4096, 32 layers. Its paper counts W per layer.
+    print("Mistral 7B v0.1, 32 layers x 4096 =", 32 * 4096,
+          "(paper: about 131K)")
     print("counted with i - W < j <= i: 32 x 4095 =", 32 * 4095)
 # --8<-- [end:receptive_field]

@@ -186,6 +186,23 @@ def test_absorbed_form_gives_zeros_to_a_query_with_no_key_like_sdpa():
     sb.assert_close(out[:, 1], torch.zeros(1, 24, dtype=F64))
 
 
+def test_reassociated_form_equals_the_merged_matrices():
+    """absorbed() applies W^UK and W^UV as factors; the merged w_qk and
+    w_ov of absorbed_weights() give the same scores and output."""
+    mla = make(10)
+    x = inputs(10, 2, 5, 24)
+    pos = torch.arange(5)
+    c_kv, k_r = mla.compress(x, pos)
+    w_qk, w_ov = mla.absorbed_weights()
+    scale = (8 + 4) ** -0.5
+    scores = (torch.einsum("blm,hmc,bsc->bhls", x, w_qk, c_kv)
+              + torch.einsum("bhlr,bsr->bhls", mla.rope_queries(x, pos),
+                             k_r)) * scale
+    merged = torch.einsum("bhls,bsc,hcm->blm", scores.softmax(-1), c_kv,
+                          w_ov)
+    sb.assert_close(mla.absorbed(x, c_kv, k_r, pos), merged)
+
+
 def test_absorbed_weights_are_the_products_of_the_projections():
     mla = make(1)
     w_qk, w_ov = mla.absorbed_weights()
@@ -284,6 +301,35 @@ def test_cache_sizes_for_deepseek_v2_by_hand():
     # 4.5 d_h elements, as much as GQA with 2.25 groups (2 * 2.25 * d_h).
     assert 512 == 4 * 128 and 64 == 128 // 2
     assert (512 + 64) == 2 * 2.25 * 128
+
+
+def test_cache_sizes_against_module_tensors_at_deepseek_v2_widths():
+    """An independent count: the bytes the site's modules really cache for
+    one token, built at DeepSeek-V2's widths on the meta device (shapes and
+    dtypes, no memory): MLA's compress(), and the KV cache of causal
+    self-attention with 128, 8 and 1 key/value heads of width 128."""
+    from snippets.kv_cache import CachedCausalSelfAttention, KVCache
+
+    def nbytes(*tensors):
+        return sum(t.nelement() * t.element_size() for t in tensors)
+
+    bf16, meta = torch.bfloat16, torch.device("meta")
+    sizes = kv_cache_bytes_per_token(num_heads=128, head_dim=128,
+                                     num_kv_heads=8, kv_rank=512,
+                                     rope_dim=64)
+    with meta:
+        mla = MultiHeadLatentAttention(5120, 128, 128, 512, 64).to(bf16)
+        c_kv, k_r = mla.compress(torch.empty(1, 1, 5120, dtype=bf16),
+                                 torch.arange(1))
+        counted = {"MLA": nbytes(c_kv, k_r)}
+        for name, kv_heads in (("MHA", 128), ("GQA, 8 KV heads", 8),
+                               ("MQA", 1)):
+            layer = CachedCausalSelfAttention(128 * 128, 128,
+                                              kv_heads).to(bf16)
+            cache = KVCache()
+            layer(torch.empty(1, 1, 128 * 128, dtype=bf16), cache)
+            counted[name] = nbytes(cache.k, cache.v)
+    assert counted == sizes
 
 
 def test_cache_sizes_reduce_to_each_other():

@@ -12,6 +12,7 @@ from torch import nn
 
 import snippets.qk_norm as mod
 from snippets.qk_norm import QKNormSelfAttention, logit_bound
+from snippets.rotary_position_embedding import apply_rope
 from tests import snippet_blocks as sb
 
 EXPECTED_OUTPUT = {
@@ -100,6 +101,91 @@ def test_property_logits_never_exceed_the_bound(heads, d_k, norm, log_scale, see
     x = 10**log_scale * torch.randn(2, 7, heads * d_k, dtype=F64)
     with torch.no_grad():
         assert attn.logits(x).abs().max() <= logit_bound(attn)
+
+
+def rope_logits(attn, q_in, k_in, layout):
+    """Norm, then RoPE at positions 0..T-1, then the scaled scores: the
+    order of Qwen3, Gemma 3 and OLMo 2. q_in, k_in: (T, d_k)."""
+    positions = torch.arange(q_in.size(0))
+    q = apply_rope(attn.q_norm(q_in), positions, layout=layout)
+    k = apply_rope(attn.k_norm(k_in), positions, layout=layout)
+    return (q @ k.T) / math.sqrt(attn.d_k)
+
+
+def pair(layout, d_k):
+    """The two coordinates RoPE rotates together as its fastest pair."""
+    return (0, 1) if layout == "interleaved" else (0, d_k // 2)
+
+
+@PROPERTY_SETTINGS
+@given(
+    d_k=st.sampled_from([2, 4, 8]),
+    layout=st.sampled_from(["interleaved", "half"]),
+    norm=st.sampled_from(["rms", "layer"]),
+    adversarial=st.booleans(),
+    big=st.floats(2.0, 50.0),
+    seed=st.integers(0, 2**16),
+)
+def test_property_with_rope_after_the_norm(d_k, layout, norm, adversarial,
+                                           big, seed):
+    """With RoPE after the norm, logits stay under the RoPE bound. In the
+    adversarial case the query gain is large on one coordinate of a pair
+    and the key gain on the other: the logits then pass the bound without
+    RoPE (sqrt(d_k) max|g_q g_k|) and come close to the RoPE bound."""
+    attn = make(seed, 2 * d_k, 2, norm)
+    gen = torch.Generator().manual_seed(seed)
+    q_in = torch.randn(16, d_k, generator=gen, dtype=F64) * 100
+    k_in = torch.randn(16, d_k, generator=gen, dtype=F64) * 100
+    if adversarial:
+        a, b = pair(layout, d_k)
+        with torch.no_grad():
+            attn.q_norm.weight.uniform_(-0.1, 0.1)
+            attn.k_norm.weight.uniform_(-0.1, 0.1)
+            attn.q_norm.weight[a], attn.k_norm.weight[b] = big, -big
+        q_in, k_in = torch.zeros(16, d_k, dtype=F64), torch.zeros(16, d_k,
+                                                                  dtype=F64)
+        q_in[:, a], k_in[:, b] = 1e3, 1e3
+        if norm == "layer":  # a centred one-hot: still mostly on a, b
+            q_in[:, a] = k_in[:, b] = 1e3 * d_k
+    with torch.no_grad():
+        largest = rope_logits(attn, q_in, k_in, layout).abs().max()
+        assert largest <= logit_bound(attn, rope=True) * (1 + 1e-9)
+        if adversarial and norm == "rms":
+            assert largest > 0.99 * logit_bound(attn, rope=True)
+            assert largest > 10 * logit_bound(attn)  # the plain bound fails
+
+
+def test_review_example_rope_bound_is_a_hundred_times_the_plain_one():
+    """d_k = 8, g_q = (10, 0.1, ...), g_k = (0.1, 10, ...): the plain bound
+    is sqrt(8) * 1 = 2.83, RoPE after the norm reaches about 282.8."""
+    attn = make(0, 16, 2, "rms", gains=False)
+    with torch.no_grad():
+        attn.q_norm.weight.fill_(0.1)
+        attn.k_norm.weight.fill_(0.1)
+        attn.q_norm.weight[0], attn.k_norm.weight[1] = 10.0, 10.0
+        q_in = torch.zeros(16, 8, dtype=F64)
+        k_in = torch.zeros(16, 8, dtype=F64)
+        q_in[:, 0], k_in[:, 1] = 1.0, 1.0
+        largest = rope_logits(attn, q_in, k_in, "interleaved").abs().max()
+        torch.testing.assert_close(logit_bound(attn),
+                                   torch.tensor(math.sqrt(8), dtype=F64))
+        torch.testing.assert_close(logit_bound(attn, rope=True),
+                                   torch.tensor(100 * math.sqrt(8),
+                                                dtype=F64))
+        assert largest > 0.999 * 100 * math.sqrt(8)
+
+
+def test_the_models_own_score_scale():
+    """Gemma 3 27B scales by query_pre_attn_scalar**-0.5 = 1/sqrt(168)
+    with d_k = 128: the bound scales with it."""
+    attn = make(1, 256, 2, "rms")
+    default = logit_bound(attn)
+    gemma = logit_bound(attn, scale=168**-0.5)
+    torch.testing.assert_close(gemma, default * math.sqrt(128 / 168))
+    x = 1e3 * torch.randn(1, 5, 256, dtype=F64)
+    with torch.no_grad():
+        q, k = attn.qk(x)
+        assert ((q @ k.transpose(-2, -1)) * 168**-0.5).abs().max() <= gemma
 
 
 @pytest.mark.parametrize("d_k", [1, 4, 16])

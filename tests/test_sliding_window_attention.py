@@ -37,7 +37,7 @@ EXPECTED_OUTPUT = {
     "receptive_field": [
         "window 4, positions reached back after 1..4 layers: [3, 6, 9, 12]",
         "k x (window - 1): [3, 6, 9, 12]",
-        "Mistral 7B, 32 layers x 4096 = 131072 (paper: about 131K)",
+        "Mistral 7B v0.1, 32 layers x 4096 = 131072 (paper: about 131K)",
         "counted with i - W < j <= i: 32 x 4095 = 131040",
     ],
 }

@@ -1,5 +1,6 @@
 """Claims about torch.nn.functional.scaled_dot_product_attention (torch 2.13.0, CPU)."""
 
+import contextlib
 import math
 import warnings
 
@@ -104,10 +105,15 @@ def test_mask_and_is_causal_depends_on_the_backend():
     with sdpa_kernel(SDPBackend.MATH):
         with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
             F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
-    # The default CPU path for 4-D float32 inputs: no error, and both masks apply.
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
+    # The default CPU path for 4-D float32 inputs and a 2-D or 4-D mask: no error, and both
+    # masks apply.
     both = mask & torch.ones(4, 4, dtype=torch.bool).tril()
-    assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-6)
+    for shaped in (mask, mask[None, None], mask.expand(2, 2, 4, 4)):
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=shaped, is_causal=True)
+        assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-6)
+    # A 3-D mask, (h, L, S), sends the same call to the math backend, which raises.
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask.expand(2, 4, 4), is_causal=True)
 
 
 def fully_masked_query():
@@ -149,6 +155,15 @@ def test_default_scale_is_one_over_sqrt_d_k():
     assert close(out, reference(q, k, v, scale=1 / math.sqrt(16)))
     assert close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25))
     assert not close(out, reference(q, k, v, scale=1.0))
+    # The width of q, not of v: d_v = 4 or 32 with d_k = 16 still scales by 1/4, on the
+    # default path (the math backend here, since d_v != d_k) and on the math backend.
+    for d_v in (4, 32):
+        v_other = torch.randn(2, 2, 4, d_v, generator=torch.Generator().manual_seed(d_v))
+        for backend in (None, SDPBackend.MATH):
+            with sdpa_kernel(backend) if backend else contextlib.nullcontext():
+                out = F.scaled_dot_product_attention(q, k, v_other)
+            assert close(out, reference(q, k, v_other, scale=1 / math.sqrt(16)))
+            assert not close(out, reference(q, k, v_other, scale=1 / math.sqrt(d_v)))
 
 
 @claim("sdpa-dropout-in-eval")
@@ -224,6 +239,44 @@ def test_enable_gqa_reads_the_kv_heads_without_copying_on_the_cpu_default_path()
     assert clones == [(2, 2, 3, 5, 8), (2, 2, 3, 5, 8)]  # (B, G, h/G, S, d_k), K then V
     assert flash_op not in [name for name, _ in ops.ops]
     assert close(out, expected)
+    enable_gqa_allocates_nothing_of_the_caches_size_inside_the_flash_kernel()
+
+
+def _allocations_inside(op_name, call):
+    """Bytes of every CPU allocation made while `op_name` runs, from torch.profiler with
+    profile_memory=True: its "[memory]" events come from the allocator itself, so they also
+    see buffers a fused kernel allocates internally, which no dispatch mode can."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        call()
+    events = prof.profiler.kineto_results.events()
+    spans = [(e.start_ns(), e.end_ns()) for e in events if e.name() == op_name]
+    assert spans, f"{op_name} did not run"
+    return [e.nbytes() for e in events if e.name() == "[memory]" and e.nbytes() > 0
+            and any(start <= e.start_ns() <= end for start, end in spans)]
+
+
+def enable_gqa_allocates_nothing_of_the_caches_size_inside_the_flash_kernel():
+    """The same claim, seen by the allocator: decoding 1 and prefilling 4 queries over a cache
+    of S = 512 keys in G = 2 heads for h = 6 query heads, nothing allocated inside the CPU
+    flash kernel reaches the size of K (a copy of the kv heads for all query heads would be
+    3 K). The probe does see copies: under sdpa_kernel(MATH), which expands and clones K and V,
+    the largest allocation inside scaled_dot_product_attention is 3 K."""
+    q, k, v = qkv(batch=1, heads=6, kv_heads=2, length=4, source=512, d_k=64)
+    k_bytes = k.numel() * k.element_size()
+    flash_op = "aten::_scaled_dot_product_flash_attention_for_cpu"
+    for query in (q[..., -1:, :], q):
+        sizes = _allocations_inside(flash_op, lambda: F.scaled_dot_product_attention(
+            query, k, v, enable_gqa=True))
+        assert sizes and max(sizes) < k_bytes, (max(sizes), k_bytes)
+
+    def math_call():
+        with sdpa_kernel(SDPBackend.MATH):
+            F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+    sizes = _allocations_inside("aten::scaled_dot_product_attention", math_call)
+    assert max(sizes) >= 3 * k_bytes
 
 
 @claim("sdpa-backends")
