@@ -1,11 +1,16 @@
-"""Figures of the entries on long contexts: how each RoPE scaling method changes the frequency of
-every pair. Every number comes from the snippets; drawn by hand in inches, no words (curves are
+"""Figures of the entries on positions over long contexts: how each RoPE scaling method changes
+the frequency of every pair, and which layers of Llama 4 have no positions (NoPE). Every number comes from the snippets; drawn by hand in inches, no words (curves are
 numbered, and each page says which number is which method)."""
 
 from __future__ import annotations
 
-from termbase.cli.figures import HEAD, INK, MUTED, PAPER, figure, text
+import torch
+import torch.nn.functional as F
+from matplotlib.patches import Rectangle
+
+from termbase.cli.figures import HEAD, INK, MASKED, MUTED, PAPER, figure, text
 from termbase.cli.figures.positions import Plot
+from snippets.nope import no_rope_layers  # noqa: E402
 from snippets.rope_scaling import rope_frequencies, scaled_frequencies  # noqa: E402
 
 # Llama 3.1's numbers for all four methods, so that the curves differ only by method.
@@ -48,3 +53,48 @@ def rope_scaling(ax):
     text(ax, lx, ly - 1.8, r"$d = 128$", size=11, color=MUTED, ha="left")
     text(ax, lx, ly - 2.2, r"$s = 8$", size=11, color=MUTED, ha="left")
     text(ax, lx, ly - 2.6, r"$L = 8192$", size=11, color=INK, ha="left")
+
+
+# --- NoPE -------------------------------------------------------------------------------------
+@figure("nope", (8.6, 3.6))
+def nope(ax):
+    """Left: the first 16 of the 48 layers of Llama 4's default configuration, a box per layer,
+    green where the layer rotates (R_m), hatched where it is a NoPE layer (every fourth). Right:
+    equal scores, a first token with value 1 and seven with 0: the causal output of token i is
+    1/i (bars), the output without a mask 1/8 for every token (dashed line)."""
+    layers = no_rope_layers(48)[:16]
+    size, gap, x0, y0 = 0.32, 0.06, 0.45, 1.7
+    for i, rope in enumerate(layers):
+        x = x0 + (i % 8) * (size + gap)
+        y = y0 - (i // 8) * (size + 0.5)
+        if rope:
+            ax.add_patch(Rectangle((x, y), size, size, fc=HEAD[0], ec=PAPER, lw=0.8))
+        else:
+            ax.add_patch(Rectangle((x, y), size, size, fc=MASKED, ec=HEAD[1], lw=1.2,
+                                   hatch="////"))
+        if (i + 1) % 4 == 0:
+            text(ax, x + size / 2, y - 0.17, f"{i + 1}", size=10, color=MUTED)
+    text(ax, x0 + 4 * (size + gap), y0 + size + 0.3, r"$\ell = 1, \ldots, 16$", size=11)
+    ax.add_patch(Rectangle((x0, 0.35), size * 0.7, size * 0.7, fc=HEAD[0], ec=PAPER, lw=0.8))
+    text(ax, x0 + 0.35, 0.35 + size * 0.35, r"$R_m$", size=11, ha="left")
+    ax.add_patch(Rectangle((x0 + 1.3, 0.35), size * 0.7, size * 0.7, fc=MASKED, ec=HEAD[1],
+                           lw=1.2, hatch="////"))
+    text(ax, x0 + 1.65, 0.35 + size * 0.35, r"$\varnothing$", size=11, ha="left")
+    # right: what a causal mask tells a token without positions
+    T = 8
+    q = k = torch.zeros(T, 4, dtype=torch.float64)
+    v = torch.zeros(T, 1, dtype=torch.float64)
+    v[0] = 1.0
+    causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)[:, 0].tolist()
+    full = F.scaled_dot_product_attention(q, k, v)[:, 0].tolist()
+    plot = Plot(ax, 4.6, 0.7, 3.6, 2.4, (0.5, T + 0.5), (0.0, 1.05))
+    plot.frame(list(range(1, T + 1)), [0, 0.5, 1], xlabel="$i$", ylabel=r"$o_i$")
+    for i, value in enumerate(causal, start=1):
+        (bx, by), (_, top) = plot.at(i - 0.3, 0.0), plot.at(i, value)
+        ax.add_patch(Rectangle((bx, by), 0.6 * plot.w / T, top - by, fc=HEAD[2], ec=PAPER,
+                               lw=0.8, clip_on=False))
+    plot.line([0.5, T + 0.5], [full[0], full[0]], HEAD[1], lw=1.6, ls=(0, (4, 3)))
+    px, py = plot.at(T + 0.5, full[0])
+    text(ax, px + 0.08, py, r"$1/T$", size=11, color=HEAD[1], ha="left")
+    px, py = plot.at(2.2, causal[1])
+    text(ax, px + 0.1, py + 0.12, r"$1/i$", size=11, color=HEAD[2], ha="left")
