@@ -16,6 +16,11 @@ BLOCKS = {
         "snippets/rotary_position_embedding.py:code",
         "snippets/rotary_position_embedding.py:offset",
     ],
+    "partial": [
+        "snippets/rotary_position_embedding.py:code",
+        "snippets/rotary_position_embedding.py:partial",
+        "snippets/rotary_position_embedding.py:partial_demo",
+    ],
 }
 
 # --8<-- [start:code]
@@ -233,3 +238,44 @@ if __name__ == "__main__":
         print(f"decode with position_ids=[{start}] matches the full pass:",
               torch.allclose(step, full))
 # --8<-- [end:offset]
+
+
+# --8<-- [start:partial]
+def apply_partial_rope(x, positions, *, rotary_dim, layout,
+                       rope_theta=10000.0):
+    """Partial RoPE: rotate the first rotary_dim coordinates of x (..., T, d)
+    and pass the other d - rotary_dim through unchanged. rotary_dim is
+    partial_rotary_factor * d in Hugging Face configs (rotary_pct in
+    GPT-NeoX's); the frequencies follow rotary_dim, not d.
+    """
+    x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+    x_rot = apply_rope(x_rot, positions, layout=layout,
+                       rope_theta=rope_theta)  # (..., T, rotary_dim)
+    return torch.cat((x_rot, x_pass), dim=-1)  # (..., T, d)
+# --8<-- [end:partial]
+
+
+# --8<-- [start:partial_demo]
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    d, rotary_dim = 16, 4  # partial_rotary_factor = 4 / 16 = 0.25
+    q, k = torch.randn(2, 1, d, dtype=torch.float64)  # one query, one key
+
+    def parts(m, n):
+        """The two parts of q_m . k_n: rotated coordinates, the rest."""
+        q_m = apply_partial_rope(q, torch.tensor([m]),
+                                 rotary_dim=rotary_dim, layout="half")
+        k_n = apply_partial_rope(k, torch.tensor([n]),
+                                 rotary_dim=rotary_dim, layout="half")
+        r = slice(0, rotary_dim)
+        rest = slice(rotary_dim, d)
+        return ((q_m[:, r] @ k_n[:, r].T).item(),
+                (q_m[:, rest] @ k_n[:, rest].T).item())
+
+    for m, n in ((5, 2), (105, 102), (105, 40)):
+        rot, rest = parts(m, n)
+        print(f"m={m}, n={n}: rotated part {rot:.4f}, rest {rest:.4f}")
+    plain = (q[:, rotary_dim:] @ k[:, rotary_dim:].T).item()
+    print("the rest is q . k of the unrotated coordinates:",
+          abs(parts(7, 3)[1] - plain) < 1e-12)
+# --8<-- [end:partial_demo]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import snippets.rotary_position_embedding as mod
 from snippets.rotary_position_embedding import (
+    apply_partial_rope,
     apply_rope,
     apply_rope_qk,
     half_to_interleaved_rows,
@@ -41,6 +42,12 @@ EXPECTED_OUTPUT = {
     "offset": [
         "decode with position_ids=[5] matches the full pass: True",
         "decode with position_ids=[0] matches the full pass: False",
+    ],
+    "partial": [
+        "m=5, n=2: rotated part -1.0019, rest -7.7293",
+        "m=105, n=102: rotated part -1.0019, rest -7.7293",
+        "m=105, n=40: rotated part 2.1476, rest -7.7293",
+        "the rest is q . k of the unrotated coordinates: True",
     ],
 }
 PROPERTY_SETTINGS = settings(max_examples=30, deadline=None,
@@ -314,3 +321,78 @@ def test_bad_arguments_are_refused():
         apply_rope(x, torch.arange(3))  # and has no default
     with pytest.raises(ValueError, match="heads"):
         interleaved_to_half_rows(torch.randn(12, 4), 4)  # width 3 is odd
+
+
+# --- partial RoPE ---------------------------------------------------------------------------
+@PROPERTY_SETTINGS
+@given(m=st.integers(0, 5000), n=st.integers(0, 5000), shift=st.integers(0, 3000),
+       half_r=st.integers(1, 8), extra=st.integers(0, 12),
+       layout=st.sampled_from(LAYOUT_NAMES), seed=st.integers(0, 2**16))
+def test_property_partial_rope_rotated_part_relative_rest_position_free(m, n, shift, half_r,
+                                                                         extra, layout, seed):
+    """The rotated coordinates give a score that depends only on m - n; the others give
+    q . k of the unrotated coordinates, whatever the positions."""
+    r = 2 * half_r
+    d = r + extra
+    q, k = random(2, 1, d, seed=seed)
+
+    def parts(a, b):
+        q_a = apply_partial_rope(q, torch.tensor([a]), rotary_dim=r, layout=layout)
+        k_b = apply_partial_rope(k, torch.tensor([b]), rotary_dim=r, layout=layout)
+        return (q_a[:, :r] @ k_b[:, :r].T)[0, 0], (q_a[:, r:] @ k_b[:, r:].T)[0, 0], q_a, k_b
+
+    rot, rest, q_m, k_n = parts(m, n)
+    rot_s, rest_s, _, _ = parts(m + shift, n + shift)
+    torch.testing.assert_close(rot, rot_s, atol=1e-9, rtol=1e-9)
+    # eq. 16 on the rotated part alone, with the frequencies of width r
+    rmat = rotation_matrix(n - m, r, PAIRS[layout](r))
+    torch.testing.assert_close(rot, q[0, :r] @ rmat @ k[0, :r], atol=1e-9, rtol=1e-9)
+    assert torch.equal(q_m[:, r:], q[:, r:]) and torch.equal(k_n[:, r:], k[:, r:])
+    torch.testing.assert_close(rest, q[0, r:] @ k[0, r:], atol=1e-12, rtol=1e-12)
+
+
+def hf_partial_apply_rotary_pos_emb(q, k, cos, sin):
+    """apply_rotary_pos_emb of Hugging Face's Qwen3-Next (and GPT-NeoX): rotate the first
+    cos.shape[-1] coordinates with rotate_half, concatenate the rest back."""
+    def rotate_half_hf(x):
+        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    rotary_dim = cos.shape[-1]
+    q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
+    k_rot, k_pass = k[..., :rotary_dim], k[..., rotary_dim:]
+    q_embed = (q_rot * cos) + (rotate_half_hf(q_rot) * sin)
+    k_embed = (k_rot * cos) + (rotate_half_hf(k_rot) * sin)
+    return torch.cat([q_embed, q_pass], dim=-1), torch.cat([k_embed, k_pass], dim=-1)
+
+
+@pytest.mark.parametrize("head_dim,factor", [(256, 0.25), (64, 0.25), (32, 0.5), (16, 1.0)])
+def test_partial_rope_equals_hugging_faces_partial_rotary_factor(head_dim, factor):
+    """Qwen3-Next: head_dim 256, partial_rotary_factor 0.25 -> 64 rotated coordinates; the
+    frequencies are those of width int(head_dim * factor) (modeling_rope_utils)."""
+    r = int(head_dim * factor)
+    q, k = random(2, 1, 2, 7, head_dim, seed=20)
+    pos = torch.arange(40, 47)
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, r, 2, dtype=F64) / r))
+    freqs = pos.double()[:, None] * inv_freq  # (T, r/2)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    ref_q, ref_k = hf_partial_apply_rotary_pos_emb(q, k, emb.cos(), emb.sin())
+    sb.assert_close(apply_partial_rope(q, pos, rotary_dim=r, layout="half"), ref_q)
+    sb.assert_close(apply_partial_rope(k, pos, rotary_dim=r, layout="half"), ref_k)
+
+
+def test_partial_rope_limits_and_the_decoupled_key_of_mla():
+    x, pos = random(6, 12, seed=21), torch.arange(100, 106)
+    for layout in LAYOUT_NAMES:
+        sb.assert_close(apply_partial_rope(x, pos, rotary_dim=12, layout=layout),
+                        apply_rope(x, pos, layout=layout))
+        assert torch.equal(apply_partial_rope(x, pos, rotary_dim=0, layout=layout), x)
+    # MLA puts its rotated part last, [q^C; q^R] . [k^C; k^R]: the same scores as rotating the
+    # first coordinates of the permuted vectors, q^C . k^C + RoPE(q^R) . RoPE(k^R)
+    q_c, k_c = random(2, 6, 8, seed=22)
+    q_r, k_r = random(2, 6, 4, seed=23)
+    mla_q = torch.cat((q_c, apply_rope(q_r, pos, layout="half")), dim=-1)
+    mla_k = torch.cat((k_c, apply_rope(k_r, pos, layout="half")), dim=-1)
+    first_q = apply_partial_rope(torch.cat((q_r, q_c), dim=-1), pos, rotary_dim=4, layout="half")
+    first_k = apply_partial_rope(torch.cat((k_r, k_c), dim=-1), pos, rotary_dim=4, layout="half")
+    sb.assert_close(mla_q @ mla_k.T, first_q @ first_k.T)

@@ -1,0 +1,100 @@
+"""Figures of the entries on positions over long contexts: how each RoPE scaling method changes
+the frequency of every pair, and which layers of Llama 4 have no positions (NoPE). Every number comes from the snippets; drawn by hand in inches, no words (curves are
+numbered, and each page says which number is which method)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from matplotlib.patches import Rectangle
+
+from termbase.cli.figures import HEAD, INK, MASKED, MUTED, PAPER, figure, text
+from termbase.cli.figures.positions import Plot
+from snippets.nope import no_rope_layers  # noqa: E402
+from snippets.rope_scaling import rope_frequencies, scaled_frequencies  # noqa: E402
+
+# Llama 3.1's numbers for all four methods, so that the curves differ only by method.
+SCALING_CASE = {"factor": 8.0, "original_max_position_embeddings": 8192, "rope_theta": 500000.0,
+                "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+SCALING_METHODS = ["linear", "ntk", "yarn", "llama3"]  # curves 1, 2, 3, 4
+
+
+@figure("rope-scaling", (8.6, 4.0))
+def rope_scaling(ax):
+    """theta_c / theta'_c (how much slower pair c turns) against the pair index c, head_dim
+    128, rope_theta 500000, factor 8, 8192 trained positions, pairs counted from 1 as in the
+    formulas: 1 linear (all 8), 2 NTK (from 1 to 8, smoothly), 3 YaRN (1 up to pair 19, 8 from
+    pair 36, a ramp between), 4 Llama 3.1 (1 up to pair 29, 8 from pair 36)."""
+    d = 128
+    base = rope_frequencies(d, SCALING_CASE["rope_theta"])
+    pairs = list(range(1, d // 2 + 1))
+    plot = Plot(ax, 1.25, 0.95, 5.6, 2.75, (1, 64), (0.0, 9.0))
+    plot.hline(1.0)
+    plot.hline(8.0)
+    plot.frame([1, 8, 16, 24, 32, 40, 48, 56, 64], [1, 2, 4, 6, 8], xlabel="$c$",
+               ylabel=r"$\theta_c\,/\,\theta'_c$")
+    # where each curve is labelled: (pair, offset in inches)
+    marks = {"linear": (7, (0.0, 0.2)), "ntk": (51, (0.22, -0.2)), "yarn": (25, (-0.22, 0.12)),
+             "llama3": (32, (0.25, -0.1))}
+    for i, kind in enumerate(SCALING_METHODS):
+        freq, _ = scaled_frequencies(d, {**SCALING_CASE, "rope_type": kind})
+        ratio = (base / freq).tolist()
+        plot.line(pairs, ratio, HEAD[i], lw=2.0 if i == 0 else 1.7)
+        c, (dx, dy) = marks[kind]
+        px, py = plot.at(c, ratio[c - 1])
+        ax.plot([px + dx], [py + dy], ls="none", marker="o", ms=13, mfc=PAPER, mec=HEAD[i],
+                mew=1.4, clip_on=False)
+        text(ax, px + dx, py + dy, f"{i + 1}", size=10, color=HEAD[i])
+    # the key, by number and colour; the page names the methods
+    lx, ly = 7.25, 3.45
+    for i in range(4):
+        ax.plot([lx, lx + 0.4], [ly - 0.42 * i] * 2, color=HEAD[i], lw=2.0)
+        text(ax, lx + 0.55, ly - 0.42 * i, f"{i + 1}", size=11, color=HEAD[i], ha="left")
+    text(ax, lx, ly - 1.8, r"$d = 128$", size=11, color=MUTED, ha="left")
+    text(ax, lx, ly - 2.2, r"$s = 8$", size=11, color=MUTED, ha="left")
+    text(ax, lx, ly - 2.6, r"$L = 8192$", size=11, color=INK, ha="left")
+
+
+# --- NoPE -------------------------------------------------------------------------------------
+@figure("nope", (8.6, 3.6))
+def nope(ax):
+    """Left: the first 16 of the 48 layers of Llama 4's default configuration, a box per layer,
+    green where the layer rotates (R_m), hatched where it is a NoPE layer (every fourth). Right:
+    equal scores, a first token with value 1 and seven with 0: the causal output of token i is
+    1/i (bars), the output without a mask 1/8 for every token (dashed line)."""
+    layers = no_rope_layers(48)[:16]
+    size, gap, x0, y0 = 0.32, 0.06, 0.45, 1.7
+    for i, rope in enumerate(layers):
+        x = x0 + (i % 8) * (size + gap)
+        y = y0 - (i // 8) * (size + 0.5)
+        if rope:
+            ax.add_patch(Rectangle((x, y), size, size, fc=HEAD[0], ec=PAPER, lw=0.8))
+        else:
+            ax.add_patch(Rectangle((x, y), size, size, fc=MASKED, ec=HEAD[1], lw=1.2,
+                                   hatch="////"))
+        if (i + 1) % 4 == 0:
+            text(ax, x + size / 2, y - 0.17, f"{i + 1}", size=10, color=MUTED)
+    text(ax, x0 + 4 * (size + gap), y0 + size + 0.3, r"$\ell = 1, \ldots, 16$", size=11)
+    ax.add_patch(Rectangle((x0, 0.35), size * 0.7, size * 0.7, fc=HEAD[0], ec=PAPER, lw=0.8))
+    text(ax, x0 + 0.35, 0.35 + size * 0.35, r"$R_m$", size=11, ha="left")
+    ax.add_patch(Rectangle((x0 + 1.3, 0.35), size * 0.7, size * 0.7, fc=MASKED, ec=HEAD[1],
+                           lw=1.2, hatch="////"))
+    text(ax, x0 + 1.65, 0.35 + size * 0.35, r"$\varnothing$", size=11, ha="left")
+    # right: what a causal mask tells a token without positions
+    T = 8
+    q = k = torch.zeros(T, 4, dtype=torch.float64)
+    v = torch.zeros(T, 1, dtype=torch.float64)
+    v[0] = 1.0
+    causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)[:, 0].tolist()
+    full = F.scaled_dot_product_attention(q, k, v)[:, 0].tolist()
+    plot = Plot(ax, 4.6, 0.7, 3.6, 2.4, (0.5, T + 0.5), (0.0, 1.05))
+    plot.frame(list(range(1, T + 1)), [0, 0.5, 1], xlabel="$i$", ylabel=r"$o_i$")
+    for i, value in enumerate(causal, start=1):
+        (bx, by), (_, top) = plot.at(i - 0.3, 0.0), plot.at(i, value)
+        ax.add_patch(Rectangle((bx, by), 0.6 * plot.w / T, top - by, fc=HEAD[2], ec=PAPER,
+                               lw=0.8, clip_on=False))
+    plot.line([0.5, T + 0.5], [full[0], full[0]], HEAD[1], lw=1.6, ls=(0, (4, 3)))
+    px, py = plot.at(T + 0.5, full[0])
+    text(ax, px + 0.08, py, r"$1/T$", size=11, color=HEAD[1], ha="left")
+    px, py = plot.at(2.2, causal[1])
+    text(ax, px + 0.1, py + 0.12, r"$1/i$", size=11, color=HEAD[2], ha="left")

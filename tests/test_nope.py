@@ -1,0 +1,151 @@
+"""snippets/nope.py against SDPA and an attention written out row by row, Hugging Face's
+no_rope_layers and temperature formulas as written there, and the RoPE entry (which does depend
+on positions)."""
+
+import itertools
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import snippets.nope as mod
+from snippets.nope import no_rope_layers, nope_attention, nope_query_scale
+from snippets.rotary_position_embedding import apply_rope
+from tests import snippet_blocks as sb
+
+EXPECTED_OUTPUT = {
+    "demo": [
+        "causal=False: shuffling the input shuffles the output: True",
+        "causal=True: shuffling the input shuffles the output: False",
+        "causal=False: [0.1667, 0.1667, 0.1667, 0.1667, 0.1667, 0.1667]",
+        "causal=True: [1.0, 0.5, 0.3333, 0.25, 0.2, 0.1667]",
+    ],
+    "layers": [
+        "no_rope_layers[:8]: [1, 1, 1, 0, 1, 1, 1, 0]",
+        "NoPE layers (12 of 48): [4, 8, 12, 16] ... 48",
+        "SmolLM3, 36 layers: 9 NoPE layers",
+        "query at position         0: times 1.0000",
+        "query at position      8190: times 1.0000",
+        "query at position      8191: times 1.0693",
+        "query at position     65535: times 1.2197",
+        "query at position   1048575: times 1.4860",
+        "q * s is SDPA with scale s / sqrt(d): True",
+    ],
+}
+PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
+F64 = torch.float64
+
+test_layout, test_block_runs_from_empty_dir = sb.module_tests(mod, EXPECTED_OUTPUT)
+
+
+def random(*shape, seed=0, dtype=F64):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=gen, dtype=dtype)
+
+
+def by_rows(x, w_q, w_k, w_v, causal):
+    """Attention written out query by query, with no mask tensor and no SDPA."""
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    rows = []
+    for i in range(x.size(0)):
+        seen = i + 1 if causal else x.size(0)
+        weights = torch.softmax(k[:seen] @ q[i] / math.sqrt(q.size(-1)), dim=0)
+        rows.append(weights @ v[:seen])
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_nope_attention_is_sdpa_and_the_written_out_attention(causal):
+    x = random(7, 12, seed=1)
+    w_q, w_k, w_v = random(3, 12, 12, seed=2)
+    sb.assert_close(nope_attention(x, w_q, w_k, w_v, causal=causal),
+                    by_rows(x, w_q, w_k, w_v, causal))
+
+
+@PROPERTY_SETTINGS
+@given(length=st.integers(2, 9), seed=st.integers(0, 2**16), data=st.data())
+def test_property_bidirectional_nope_is_permutation_equivariant(length, seed, data):
+    """f(P x) = P f(x) for every permutation P: without positions and without a mask,
+    attention cannot tell the order of its inputs."""
+    perm = torch.tensor(data.draw(st.permutations(list(range(length)))))
+    x = random(length, 8, seed=seed)
+    w_q, w_k, w_v = random(3, 8, 8, seed=seed + 1)
+    out = nope_attention(x, w_q, w_k, w_v, causal=False)
+    sb.assert_close(nope_attention(x[perm], w_q, w_k, w_v, causal=False), out[perm])
+
+
+def test_causal_nope_is_equivariant_for_no_permutation_but_the_identity():
+    """Every one of the 119 other orders of 5 tokens changes some output: the causal mask
+    gives each token a different set of keys, and so a position (Haviv et al., 2022)."""
+    x = random(5, 8, seed=3)
+    w_q, w_k, w_v = random(3, 8, 8, seed=4)
+    out = nope_attention(x, w_q, w_k, w_v, causal=True)
+    for order in itertools.permutations(range(5)):
+        perm = torch.tensor(order)
+        same = torch.allclose(nope_attention(x[perm], w_q, w_k, w_v, causal=True), out[perm])
+        assert same == (order == tuple(range(5))), order
+
+
+def test_causal_mask_lets_a_token_count_its_predecessors():
+    """Equal scores, a first token with value 1 and the rest 0: token i (from 1) gets 1 / i
+    with the causal mask, and 1 / T everywhere without it."""
+    for length in (3, 10, 33):
+        q = k = torch.zeros(length, 4, dtype=F64)
+        v = torch.zeros(length, 1, dtype=F64)
+        v[0] = 1.0
+        causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)[:, 0]
+        full = F.scaled_dot_product_attention(q, k, v)[:, 0]
+        sb.assert_close(causal, 1.0 / torch.arange(1, length + 1, dtype=F64))
+        sb.assert_close(full, torch.full((length,), 1.0 / length, dtype=F64))
+
+
+def test_a_nope_score_ignores_positions_a_rope_score_does_not():
+    q, k = random(2, 1, 16, seed=5)
+    nope = [(q @ k.T).item() for _ in range(3)]  # the same at any positions
+    rope = [(apply_rope(q, torch.tensor([m]), layout="half")
+             @ apply_rope(k, torch.tensor([0]), layout="half").T).item() for m in (0, 5, 50)]
+    assert nope[0] == nope[1] == nope[2]
+    assert len({round(r, 6) for r in rope}) == 3
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_half_precision_matches_float64(dtype, causal):
+    x = random(2, 9, 16, seed=6)
+    w_q, w_k, w_v = random(3, 16, 16, seed=7) / 4
+    low = nope_attention(x.to(dtype), w_q.to(dtype), w_k.to(dtype), w_v.to(dtype), causal=causal)
+    assert low.dtype == dtype
+    sb.assert_close(low.double(), nope_attention(x, w_q, w_k, w_v, causal=causal), dtype=dtype)
+    if not causal:  # equivariance holds within the dtype's tolerance too
+        perm = torch.tensor([4, 0, 8, 2, 6, 1, 3, 5, 7])
+        shuffled = nope_attention(x.to(dtype)[:, perm], w_q.to(dtype), w_k.to(dtype),
+                                  w_v.to(dtype), causal=False)
+        sb.assert_close(shuffled.double(), low.double()[:, perm], dtype=dtype)
+
+
+@pytest.mark.parametrize("num_layers,interval", [(48, 4), (36, 4), (10, 3), (4, 1)])
+def test_no_rope_layers_is_hugging_faces_default(num_layers, interval):
+    expected = [int((layer_idx + 1) % interval != 0) for layer_idx in range(num_layers)]
+    assert no_rope_layers(num_layers, interval) == expected
+    assert no_rope_layers(num_layers, interval).count(0) == num_layers // interval
+
+
+def test_query_scale_is_llama4s_formula_and_one_below_floor_scale():
+    positions = torch.tensor([0, 1, 8190, 8191, 16383, 100_000, 10**7])
+    ref = torch.log1p(torch.floor((positions.double() + 1.0) / 8192)) * 0.1 + 1.0
+    sb.assert_close(nope_query_scale(positions), ref)
+    assert (nope_query_scale(torch.arange(8191)) == 1).all()
+    assert nope_query_scale(torch.tensor([8191])).item() == pytest.approx(1 + 0.1 * math.log(2))
+    assert (nope_query_scale(torch.arange(0, 10**6, 977)).diff() >= 0).all()
+
+
+def test_query_scale_per_position_is_a_per_row_softmax_temperature():
+    q, k, v = random(3, 1, 2, 6, 8, seed=8)
+    s = nope_query_scale(torch.tensor([0, 8191, 20000, 40000, 70000, 90000]))
+    out = F.scaled_dot_product_attention(q * s[:, None], k, v, is_causal=True)
+    scores = (q @ k.transpose(-2, -1)) * s[:, None] / math.sqrt(8)
+    scores = scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf"))
+    sb.assert_close(out, torch.softmax(scores, dim=-1) @ v)
