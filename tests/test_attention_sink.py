@@ -279,35 +279,34 @@ def test_flex_lse_with_a_row_without_keys_gives_zeros():
     sb.assert_close(got, attention_with_sink(q, k, v, sink, attend=attend))
 
 
-def test_gpt_oss_reference_sdpa_equals_the_sink_column():
-    """gpt-oss's own sdpa() (openai/gpt-oss, gpt_oss/torch/model.py, commit a194b99), copied as it
-    is: (n_tokens, kv_heads, q_mult, d) queries, sinks reshaped (kv_heads, q_mult), cat, softmax,
-    drop. Our functions give the same, with the sliding window of its even layers too."""
+def gpt_oss_layout_sdpa(Q, K, V, S, sm_scale, sliding_window=0):
+    """Attention with sinks in the layout of gpt-oss's reference sdpa() (openai/gpt-oss,
+    gpt_oss/torch/model.py at commit a194b99), restated head by head: Q is (T, G, m, d), m query
+    heads per key/value head, K and V are (T, G, d), S has one sink per query head, head g * m + j;
+    causal, optionally with a window (key j seen by query i when i - window < j <= i)."""
+    T, G, m, d = Q.shape
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    seen = (j <= i) & ((j > i - sliding_window) if sliding_window else True)
+    out = Q.new_empty(T, G, m, d)
+    for g in range(G):
+        for member in range(m):
+            scores = (Q[:, g, member] @ K[:, g].T * sm_scale).masked_fill(~seen, float("-inf"))
+            column = S[g * m + member].expand(T, 1)
+            weights = torch.softmax(torch.cat([scores, column], dim=-1), dim=-1)[:, :T]
+            out[:, g, member] = weights @ V[:, g]
+    return out.reshape(T, -1)
 
-    def sdpa(Q, K, V, S, sm_scale, sliding_window=0):
-        n_tokens, n_heads, q_mult, d_head = Q.shape
-        K = K[:, :, None, :].expand(-1, -1, q_mult, -1)
-        V = V[:, :, None, :].expand(-1, -1, q_mult, -1)
-        S = S.reshape(n_heads, q_mult, 1, 1).expand(-1, -1, n_tokens, -1)
-        mask = torch.triu(Q.new_full((n_tokens, n_tokens), -float("inf")), diagonal=1)
-        if sliding_window > 0:
-            mask += torch.tril(mask.new_full((n_tokens, n_tokens), -float("inf")), diagonal=-sliding_window)
-        QK = torch.einsum("qhmd,khmd->hmqk", Q, K)
-        QK *= sm_scale
-        QK += mask[None, None, :, :]
-        QK = torch.cat([QK, S], dim=-1)
-        W = torch.softmax(QK, dim=-1)
-        W = W[..., :-1]
-        attn = torch.einsum("hmqk,khmd->qhmd", W, V)
-        return attn.reshape(n_tokens, -1)
 
+def test_gpt_oss_layout_equals_the_sink_column():
+    """gpt-oss's layout (grouped heads, one sink per query head, the sliding window of its even
+    layers): attention_with_sink and add_sink_afterwards give the same result."""
     gen = torch.Generator().manual_seed(13)
     T, G, m, d = 7, 2, 3, 4  # 2 KV heads, 3 query heads each
     Q = torch.randn(T, G, m, d, generator=gen, dtype=F64)
     K, V = torch.randn(2, T, G, d, generator=gen, dtype=F64).unbind(0)
     S = 2 * torch.randn(G * m, generator=gen, dtype=F64)
     for window in (0, 3):
-        expected = sdpa(Q, K, V, S, d**-0.5, window).view(T, G * m, d).transpose(0, 1)[None]
+        expected = gpt_oss_layout_sdpa(Q, K, V, S, d**-0.5, window).view(T, G * m, d).transpose(0, 1)[None]
         q = Q.reshape(T, G * m, d).transpose(0, 1)[None]  # (1, h, T, d), head = g * m + j
         k = K.repeat_interleave(m, dim=1).transpose(0, 1)[None]
         v = V.repeat_interleave(m, dim=1).transpose(0, 1)[None]

@@ -72,30 +72,27 @@ def test_property_equals_the_softmax_einsum_reference(batch, length, heads, d_k,
     sb.assert_close(layer(x, is_causal=causal), einsum_reference(layer, x, causal))
 
 
-def qwen3_next_lines(layer, x):
-    """The gate as Qwen3NextAttention.forward writes it (transformers, modeling_qwen3_next.py,
-    commit 7515843b): chunk q_proj's output viewed per head, reshape the gate to (B, T, h * d_k),
-    and multiply the attention output, reshaped the same way, by its sigmoid."""
-    input_shape = x.shape[:-1]
-    hidden_shape = (*input_shape, -1, layer.d_k)
-    query_states, gate = torch.chunk(layer.q_proj(x).view(*input_shape, -1, layer.d_k * 2), 2, dim=-1)
-    gate = gate.reshape(*input_shape, -1)
-    query_states = query_states.view(hidden_shape).transpose(1, 2)
-    key_states = layer.k_proj(x).view(hidden_shape).transpose(1, 2)
-    value_states = layer.v_proj(x).view(hidden_shape).transpose(1, 2)
-    scores = query_states @ key_states.transpose(2, 3) * layer.d_k**-0.5
-    T = x.size(1)
-    scores = scores + torch.full((T, T), float("-inf"), dtype=x.dtype).triu(1)
-    attn_output = (scores.softmax(-1) @ value_states).transpose(1, 2)
-    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-    attn_output = attn_output * torch.sigmoid(gate)
-    return layer.o_proj(attn_output)
+def qwen3_next_layout(layer, x):
+    """The layout of Qwen3NextAttention.forward (transformers, modeling_qwen3_next.py at commit
+    7515843), restated: q_proj's output is viewed per head with width 2 * d_k, the first half of
+    each head is its query and the second its gate; the gate is flattened back to (B, T, h * d_k)
+    and multiplies the attention output flattened the same way, before o_proj."""
+    B, T, _ = x.shape
+    per_head = layer.q_proj(x).unflatten(-1, (layer.h, 2 * layer.d_k))  # (B, T, h, 2 d_k)
+    query, gate = per_head[..., : layer.d_k], per_head[..., layer.d_k:]
+    key = layer.k_proj(x).unflatten(-1, (layer.h, layer.d_k))
+    value = layer.v_proj(x).unflatten(-1, (layer.h, layer.d_k))
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    heads = nn.functional.scaled_dot_product_attention(
+        query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), attn_mask=causal)
+    flat = heads.transpose(1, 2).flatten(2)  # (B, T, h * d_k)
+    return layer.o_proj(flat * torch.sigmoid(gate.flatten(2)))
 
 
 @pytest.mark.parametrize("heads,d_k", [(1, 4), (3, 2), (4, 8)])
 def test_layout_is_qwen3_nexts(heads, d_k):
     layer, x = layer_and_input(heads * d_k, 2, 6, heads, d_k)
-    sb.assert_close(layer(x), qwen3_next_lines(layer, x))
+    sb.assert_close(layer(x), qwen3_next_layout(layer, x))
 
 
 def test_split_interleaves_query_and_gate_head_by_head():
