@@ -1,8 +1,9 @@
-"""Figures of gated layers: where gated attention's queries and gates sit in q_proj's output.
+"""Figures of gated and recurrent layers: where gated attention's queries and gates sit in
+q_proj's output, and the delta rule's chunks.
 
-The layout is computed by the entry's own snippet (snippets/gated_attention.py): the column
-numbers 0 .. 2 h d_k - 1 are passed through split_query_gate, and each cell shows the column it
-came from.
+Both are computed by the entries' own snippets: the column numbers 0 .. 2 h d_k - 1 passed
+through split_query_gate (snippets/gated_attention.py), and the matrix that the delta rule
+applies to the values, found by running delta_rule_chunked on V = I (snippets/delta_rule.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import torch
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import HEAD, INK, MUTED, PAPER, figure, ink_on, text
+from termbase.cli.figures import HEAD, INK, MUTED, PAPER, _values, col_labels, figure, ink_on, matrix, row_labels, text
+from snippets.delta_rule import delta_rule_chunked, delta_rule_recurrent  # noqa: E402
 from snippets.gated_attention import split_query_gate  # noqa: E402
 
 
@@ -54,3 +56,33 @@ def gated_attention_layout(ax):
                                clip_on=False))
     text(ax, x0 + h * d_k * cell, lower - h * cell / 2, r"$o_i \odot \sigma(g_i)$", size=12, color=MUTED)
     text(ax, x0 + h * d_k * cell, 0.2, r"$h = 4,\ \ d_k = 4$", size=11, color=MUTED)
+
+
+@figure("delta-rule-chunks", (6.0, 5.6))
+def delta_rule_chunks(ax):
+    """The matrix P with O = P V of one Gated DeltaNet head, T = 10, chunks of 4: signed, future
+    hatched; the diagonal blocks are what one chunk computes at once, the rest reaches a token
+    through the state carried between chunks."""
+    T, chunk, d_k = 10, 4, 4
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.nn.functional.normalize(torch.randn(2, 1, 1, T, d_k, generator=gen, dtype=torch.float64),
+                                         dim=-1).unbind(0)
+    beta = torch.rand(1, 1, T, generator=gen, dtype=torch.float64)
+    g = -0.3 * torch.rand(1, 1, T, 1, generator=gen, dtype=torch.float64)
+    eye = torch.eye(T, dtype=torch.float64).view(1, 1, T, T)  # V = I: the output is P itself
+    P, _ = delta_rule_chunked(q, k, eye, beta, g, chunk)
+    assert torch.allclose(P, delta_rule_recurrent(q, k, eye, beta, g)[0])
+    P = P[0, 0]
+    assert torch.equal(P.triu(1), torch.zeros(T, T, dtype=torch.float64))  # causal
+    cell, x, top = 0.42, 0.8, 4.95
+    future = [[j > i for j in range(T)] for i in range(T)]
+    matrix(ax, x, top, _values(P), cell, kind="signed", masked=future, size=7)
+    for start in range(0, T, chunk):  # one frame per chunk: its tokens at once
+        n = min(chunk, T - start)
+        ax.add_patch(Rectangle((x + start * cell, top - (start + n) * cell), n * cell, n * cell, fc="none",
+                               ec=INK, lw=1.8, clip_on=False))
+    col_labels(ax, x, top + 0.05, cell, [f"${j + 1}$" for j in range(T)], size=9)
+    row_labels(ax, x - 0.07, top, cell, [f"${i + 1}$" for i in range(T)], size=9)
+    text(ax, x - 0.5, top - T * cell / 2, "$t$", size=12, color=MUTED)
+    text(ax, x + T * cell + 0.2, top + 0.15, "$s$", size=12, color=MUTED)
+    text(ax, x + T * cell / 2, 0.3, r"$O = P\,V,\ \ T = 10,\ \ C = 4$", size=11, color=MUTED)
