@@ -15,6 +15,11 @@ BLOCKS = {
         "snippets/attention_sink.py:cache",
         "snippets/attention_sink.py:streaming_demo",
     ],
+    "lse": [
+        "snippets/attention_sink.py:code",
+        "snippets/attention_sink.py:lse",
+        "snippets/attention_sink.py:lse_demo",
+    ],
 }
 
 # --8<-- [start:code]
@@ -161,3 +166,56 @@ if __name__ == "__main__":
     print("row 19 of the mask (1 = may attend):")
     print("".join(str(int(a)) for a in attend[19]))
 # --8<-- [end:streaming_demo]
+
+
+# --8<-- [start:lse]
+def add_sink_afterwards(out, lse, sink):
+    """The sink added after plain attention, from the log-sum-exp.
+
+    out: (B, h, L, d_v), softmax attention without a sink
+    lse: (B, h, L), log of sum_j exp(s_j) over each row's scaled scores
+    sink: (h,) -> (B, h, L, d_v). With the sink in the denominator the
+    real keys keep a share exp(lse) / (exp(lse) + exp(sink)) of the row,
+    which is sigmoid(lse - sink); a row with no key (lse = -inf) gets 0.
+    """
+    keep = torch.sigmoid(lse - sink.to(lse.dtype).view(-1, 1))  # (B,h,L)
+    return out * keep.unsqueeze(-1).to(out.dtype)
+# --8<-- [end:lse]
+
+
+# --8<-- [start:lse_demo]
+if __name__ == "__main__":
+    import warnings
+
+    from torch.nn.attention.flex_attention import (
+        AuxRequest, create_block_mask, flex_attention)
+
+    def causal(b, h, q_idx, kv_idx):  # True = may attend
+        return kv_idx <= q_idx
+
+    torch.manual_seed(0)
+    B, h, T, d = 1, 3, 8, 4
+    q, k, v = torch.randn(3, B, h, T, d).unbind(0)
+    sink = torch.tensor([-1.0, 0.0, 2.0])  # one learned logit per head
+    blocks = create_block_mask(causal, None, None, T, T, device="cpu")
+    with warnings.catch_warnings():  # eager on a CPU: it says so, once
+        warnings.filterwarnings("ignore", message="flex_attention called")
+        out, aux = flex_attention(q, k, v, block_mask=blocks,
+                                  return_aux=AuxRequest(lse=True))
+    attend = torch.ones(T, T, dtype=torch.bool).tril()
+    ref = attention_with_sink(q, k, v, sink, attend=attend)
+    print("lse from flex_attention, o * sigmoid(lse - sink) = softmax "
+          "over [scores, sink]:",
+          torch.allclose(add_sink_afterwards(out, aux.lse, sink), ref,
+                         atol=1e-6))
+
+    # The same with the log-sum-exp computed by hand.
+    scores = (q @ k.transpose(-2, -1)) / d**0.5
+    scores = scores.masked_fill(~attend, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)  # (B, h, T)
+    print("flex's lse = torch.logsumexp of the scaled scores:",
+          torch.allclose(aux.lse, lse, atol=1e-5))
+    print("share kept by the keys, query 0, per head:",
+          [f"{w:.3f}" for w in torch.sigmoid(lse - sink.view(-1, 1))
+           [0, :, 0].tolist()])
+# --8<-- [end:lse_demo]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import snippets.attention_sink as mod
-from snippets.attention_sink import SinkCache, attention_with_sink, streaming_mask
+from snippets.attention_sink import SinkCache, add_sink_afterwards, attention_with_sink, streaming_mask
 from tests import snippet_blocks as sb
 
 EXPECTED_OUTPUT = {
@@ -24,6 +24,11 @@ EXPECTED_OUTPUT = {
         "every step equals the full sequence with streaming_mask: True",
         "row 19 of the mask (1 = may attend):",
         "11110000000000111111",
+    ],
+    "lse": [
+        "lse from flex_attention, o * sigmoid(lse - sink) = softmax over [scores, sink]: True",
+        "flex's lse = torch.logsumexp of the scaled scores: True",
+        "share kept by the keys, query 0, per head: ['0.668', '0.630', '0.067']",
     ],
 }
 PROPERTY_SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
@@ -214,3 +219,100 @@ def test_the_cache_follows_the_device_of_the_keys():
     sb.assert_same_device_and_values(cache.k, plain.k)
     mask = streaming_mask(9, n_sink=2, window=3, device="meta")
     assert mask.device.type == "meta"
+
+
+# --- the sink added afterwards from the log-sum-exp (gpt-oss's sinks, FlashAttention-style kernels)
+@PROPERTY_SETTINGS
+@given(
+    batch=st.integers(1, 2),
+    heads=st.integers(1, 3),
+    length=st.integers(1, 5),
+    source=st.integers(1, 6),
+    d=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_property_sink_afterwards_equals_the_sink_column(batch, heads, length, source, d, seed):
+    """o * sigmoid(lse - sink), with o from SDPA and lse from torch.logsumexp, equals the softmax
+    over [scores, sink] with the sink column dropped; every row keeps at least one key."""
+    q, k, v, sink = inputs(seed, batch, heads, length, source, d)
+    gen = torch.Generator().manual_seed(seed + 2)
+    attend = torch.rand(batch, 1, length, source, generator=gen) < 0.6
+    attend[..., 0] = True
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+    scores = (q @ k.transpose(-2, -1) / d**0.5).masked_fill(~attend, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    sb.assert_close(add_sink_afterwards(out, lse, sink), attention_with_sink(q, k, v, sink, attend=attend))
+
+
+def test_sink_afterwards_gradients_match_the_sink_column():
+    q, k, v, sink = (t.requires_grad_() for t in inputs(11, 1, 2, 3, 4, 5))
+    attend = torch.ones(3, 4, dtype=torch.bool).tril(diagonal=1)
+
+    def afterwards(q, k, v, sink):
+        scores = (q @ k.transpose(-2, -1) / 5**0.5).masked_fill(~attend, float("-inf"))
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+        return add_sink_afterwards(out, torch.logsumexp(scores, -1), sink)
+
+    grads = torch.autograd.grad(afterwards(q, k, v, sink).sum(), (q, k, v, sink))
+    expected = torch.autograd.grad(attention_with_sink(q, k, v, sink, attend=attend).sum(), (q, k, v, sink))
+    for got, want in zip(grads, expected):
+        sb.assert_close(got, want)
+
+
+@pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
+def test_flex_lse_with_a_row_without_keys_gives_zeros():
+    """flex_attention's returned lse: a query with no key has lse = -inf, so the keys keep
+    sigmoid(-inf) = 0 of it and the output is 0, as attention_with_sink gives it."""
+    from torch.nn.attention.flex_attention import AuxRequest, create_block_mask, flex_attention
+
+    def from_query_1(b, h, q_idx, kv_idx):
+        return (q_idx > 0) & (kv_idx <= q_idx)
+
+    T = 16
+    q, k, v, sink = inputs(12, 1, 2, T, T, 4, dtype=torch.float32)
+    blocks = create_block_mask(from_query_1, None, None, T, T, device="cpu", BLOCK_SIZE=8)
+    out, aux = flex_attention(q, k, v, block_mask=blocks, return_aux=AuxRequest(lse=True))
+    attend = torch.ones(T, T, dtype=torch.bool).tril()
+    attend[0] = False
+    got = add_sink_afterwards(out, aux.lse, sink)
+    assert (got[..., 0, :] == 0).all() and not got.isnan().any()
+    sb.assert_close(got, attention_with_sink(q, k, v, sink, attend=attend))
+
+
+def gpt_oss_layout_sdpa(Q, K, V, S, sm_scale, sliding_window=0):
+    """Attention with sinks in the layout of gpt-oss's reference sdpa() (openai/gpt-oss,
+    gpt_oss/torch/model.py at commit a194b99), restated head by head: Q is (T, G, m, d), m query
+    heads per key/value head, K and V are (T, G, d), S has one sink per query head, head g * m + j;
+    causal, optionally with a window (key j seen by query i when i - window < j <= i)."""
+    T, G, m, d = Q.shape
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    seen = (j <= i) & ((j > i - sliding_window) if sliding_window else True)
+    out = Q.new_empty(T, G, m, d)
+    for g in range(G):
+        for member in range(m):
+            scores = (Q[:, g, member] @ K[:, g].T * sm_scale).masked_fill(~seen, float("-inf"))
+            column = S[g * m + member].expand(T, 1)
+            weights = torch.softmax(torch.cat([scores, column], dim=-1), dim=-1)[:, :T]
+            out[:, g, member] = weights @ V[:, g]
+    return out.reshape(T, -1)
+
+
+def test_gpt_oss_layout_equals_the_sink_column():
+    """gpt-oss's layout (grouped heads, one sink per query head, the sliding window of its even
+    layers): attention_with_sink and add_sink_afterwards give the same result."""
+    gen = torch.Generator().manual_seed(13)
+    T, G, m, d = 7, 2, 3, 4  # 2 KV heads, 3 query heads each
+    Q = torch.randn(T, G, m, d, generator=gen, dtype=F64)
+    K, V = torch.randn(2, T, G, d, generator=gen, dtype=F64).unbind(0)
+    S = 2 * torch.randn(G * m, generator=gen, dtype=F64)
+    for window in (0, 3):
+        expected = gpt_oss_layout_sdpa(Q, K, V, S, d**-0.5, window).view(T, G * m, d).transpose(0, 1)[None]
+        q = Q.reshape(T, G * m, d).transpose(0, 1)[None]  # (1, h, T, d), head = g * m + j
+        k = K.repeat_interleave(m, dim=1).transpose(0, 1)[None]
+        v = V.repeat_interleave(m, dim=1).transpose(0, 1)[None]
+        i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        attend = (j <= i) & ((j > i - window) if window else True)
+        sb.assert_close(attention_with_sink(q, k, v, S, attend=attend), expected)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+        scores = (q @ k.transpose(-2, -1) * d**-0.5).masked_fill(~attend, float("-inf"))
+        sb.assert_close(add_sink_afterwards(out, torch.logsumexp(scores, -1), S), expected)
