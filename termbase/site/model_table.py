@@ -15,7 +15,9 @@ def models(base: TermBase) -> list[dict]:
     return (read_yaml(path) or {}).get("models") or [] if path.is_file() else []
 
 
-def _cell(base: TermBase, lang: str, column: str, cell, link) -> str:
+def _cell(base: TermBase, lang: str, cell, link) -> tuple[str, str | None, str | None]:
+    """(the value as the page writes it, its footnote id, the note that qualifies it): a cell
+    holds only its value and a footnote mark, so that every row stays one or two lines high."""
     words = base.ui["models"]
     if not isinstance(cell, dict) or cell.get("value") is None:
         text = words["not_published"][lang]
@@ -33,15 +35,22 @@ def _cell(base: TermBase, lang: str, column: str, cell, link) -> str:
             text = base.number(value, lang)
         else:
             text = str(value)
+    note = None
     if isinstance(cell, dict) and cell.get("note"):
-        text += f" ({cell['note']})" if lang == base.default_language else f" ({cell.get('note_' + lang, cell['note'])})"
-    if isinstance(cell, dict) and cell.get("source") in base.sources:
-        text += f" [^{cell['source']}]"
-    return text.replace("|", "\\|")
+        note = cell["note"] if lang == base.default_language else cell.get("note_" + lang, cell["note"])
+    source = cell.get("source") if isinstance(cell, dict) and cell.get("source") in base.sources else None
+    return text.replace("|", "\\|"), source, note
+
+
+def _citation(base: TermBase, lang: str, source_id: str) -> str:
+    src = base.sources[source_id]
+    who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
+    return f"{who}[{base.source_title(source_id, lang)}]({src['url']})"
 
 
 def model_table(base: TermBase, lang: str, src_uri: str) -> str:
-    """The table, one row per model, each cell footnoted with its source; links to the entries."""
+    """The table, one row per model, each cell footnoted with its source (and, where a value
+    needs one, a note in the footnote); then the entries each model's row touches."""
     depth = src_uri.count("/")
     glossary = "../" * depth + "glossary/"
 
@@ -49,21 +58,24 @@ def model_table(base: TermBase, lang: str, src_uri: str) -> str:
         return f"[{base.name(slug, lang)}]({glossary}{slug}.md)"
 
     words = base.ui["models"]
-    head = "| " + " | ".join([words["model"][lang], *(words[c][lang] for c in COLUMNS), words["entries"][lang]]) + " |"
-    rows = [head, "|" + "---|" * (len(COLUMNS) + 2)]
-    used = []
+    head = "| " + " | ".join([words["model"][lang], *(words[c][lang] for c in COLUMNS)]) + " |"
+    rows = [head, "|" + "---|" * (len(COLUMNS) + 1)]
+    footnotes: dict[str, str] = {}
     for model in models(base):
         cells = [f"**{model['name']}** ({model.get('year', '')})"]
         for column in COLUMNS:
-            cell = model.get(column)
-            cells.append(_cell(base, lang, column, cell, link))
-            if isinstance(cell, dict) and cell.get("source") in base.sources and cell["source"] not in used:
-                used.append(cell["source"])
-        cells.append(", ".join(link(slug) for slug in model.get("entries") or [] if slug in base.terms))
+            text, source, note = _cell(base, lang, model.get(column), link)
+            if note:  # a note of its own, with the source after it
+                key = f"{model['id']}-{column}"
+                footnotes[key] = note[:1].upper() + note[1:] + (". " + _citation(base, lang, source) if source else "")
+                text += f" [^{key}]"
+            elif source:
+                footnotes.setdefault(source, _citation(base, lang, source))
+                text += f" [^{source}]"
+            cells.append(text)
         rows.append("| " + " | ".join(cells) + " |")
-    notes = []
-    for source_id in used:
-        src = base.sources[source_id]
-        who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
-        notes.append(f"[^{source_id}]: {who}[{base.source_title(source_id, lang)}]({src['url']})")
-    return "\n".join(rows) + "\n\n" + "\n".join(notes)
+    entries = [f"- **{model['name']}**: " + ", ".join(link(slug) for slug in model.get("entries") or [] if slug in base.terms)
+               for model in models(base) if model.get("entries")]
+    table = '<div class="termbase-models" markdown>\n\n' + "\n".join(rows) + "\n\n</div>"
+    return (table + f"\n\n**{words['entries'][lang]}**\n\n" + "\n".join(entries) + "\n\n"
+            + "\n".join(f"[^{key}]: {text}" for key, text in footnotes.items()))
