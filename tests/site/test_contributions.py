@@ -55,6 +55,10 @@ BROKEN = {
                              "docs/index.da.md:2: invalid front matter: expected ',' or ']', but got '<stream end>'"),
     "invalid YAML": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate", "level: [intermediate"),
                      f"termbase/data/terms/{ENTRY}.yml:"),
+    "invalid YAML in the sources": (lambda p: (p / "termbase/data/sources.yml").write_text(
+                                        (p / "termbase/data/sources.yml").read_text(encoding="utf-8")
+                                        + "<<<<<<< HEAD\nleft over from a merge\n", encoding="utf-8"),
+                                    "invalid YAML: could not find expected ':' - fix the YAML syntax"),
     "unknown category": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
                          f"termbase/data/terms/{ENTRY}.yml:2: unknown category 'magic' - use one of: fundamentals"),
     "unknown level": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate", "level: expert"),

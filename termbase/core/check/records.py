@@ -50,7 +50,10 @@ def check_data(base: TermBase, report) -> bool:
             report.add(base.project.root / "mkdocs.yml", 1, f"nav label '{label}' has no translation",
                        f"add `{label}: {{{', '.join(f'{x}: ...' for x in base.project.other_languages)}}}` "
                        "under `nav:` in termbase/data/ui.yml")
+    before = len(report)
     sources, source_lines = yamlfile.load(data / "sources.yml", report)
+    if len(report) > before:
+        return False  # unreadable sources: every record cites them, so they are reported alone
     for sid, src in (sources or {}).items():
         if not str((src or {}).get("url", "")).startswith("https://"):
             report.add(data / "sources.yml", source_lines.get((sid,), 1), f"source '{sid}' has no https URL",
