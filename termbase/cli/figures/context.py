@@ -98,3 +98,49 @@ def nope(ax):
     text(ax, px + 0.08, py, r"$1/T$", size=11, color=HEAD[1], ha="left")
     px, py = plot.at(2.2, causal[1])
     text(ax, px + 0.1, py + 0.12, r"$1/i$", size=11, color=HEAD[2], ha="left")
+
+
+# --- chunked attention -------------------------------------------------------------------------
+def _weights_panel(ax, x0, top, mask, cell, label):
+    """The attention weights of equal scores under `mask` (1 / number of keys seen), masked cells
+    hatched, token numbers from 1 on both axes, and a label above."""
+    from termbase.cli.figures import _values, matrix
+
+    n = mask.size(0)
+    zeros = torch.zeros(n, 4, dtype=torch.float64)
+    eye = torch.eye(n, dtype=torch.float64)
+    weights = F.scaled_dot_product_attention(zeros, zeros, eye, attn_mask=mask)  # rows: weights
+    matrix(ax, x0, top, _values(weights), cell, kind="weights", masked=(~mask).tolist(),
+           annotate=False)
+    for j in (0, n - 1):
+        text(ax, x0 + (j + 0.5) * cell, top + 0.12, f"${j + 1}$", size=9, color=MUTED)
+        text(ax, x0 - 0.08, top - (j + 0.5) * cell, f"${j + 1}$", size=9, color=MUTED, ha="right")
+    text(ax, x0 - 0.3, top - n * cell / 2, "$i$", size=12, color=MUTED)
+    text(ax, x0 + n * cell / 2, top + 0.3, "$j$", size=12, color=MUTED)
+    text(ax, x0 + n * cell / 2, top - n * cell - 0.3, label, size=12)
+
+
+@figure("chunked-attention", (9.6, 4.0))
+def chunked_attention(ax):
+    """Left: the weights of equal scores with chunks of C = 4 over 12 tokens (uniform over the
+    keys each query sees, hatched where masked). Middle: the same with a sliding window of W = 4.
+    Right: the number of keys each query sees, a sawtooth 1, 2, 3, 4 for the chunks and 1, 2, 3,
+    4, 4, ... for the window."""
+    from snippets.chunked_attention import chunked_mask
+
+    T, C = 12, 4
+    chunks = chunked_mask(T, chunk_size=C)
+    pos = torch.arange(T)
+    window = (pos[None, :] <= pos[:, None]) & (pos[:, None] - pos[None, :] < C)
+    cell, top = 0.22, 3.35
+    _weights_panel(ax, 0.55, top, chunks, cell, "$C = 4$")
+    _weights_panel(ax, 3.75, top, window, cell, "$W = 4$")
+    plot = Plot(ax, 7.0, 1.0, 2.3, 2.3, (0.5, T + 0.5), (0.0, 4.5))
+    plot.frame([1, 4, 8, 12], [1, 2, 3, 4], xlabel="$i$", ylabel="$n_i$")
+    seen_c, seen_w = chunks.sum(-1).tolist(), window.sum(-1).tolist()
+    plot.line(list(range(1, T + 1)), seen_w, HEAD[1], lw=1.6, marker="s", ms=3.5)
+    plot.line(list(range(1, T + 1)), seen_c, HEAD[0], lw=2.0, marker="o", ms=3.5)
+    px, py = plot.at(T + 0.5, seen_w[-1])
+    text(ax, px + 0.08, py + 0.15, "$W$", size=11, color=HEAD[1], ha="left")
+    px, py = plot.at(T + 0.5, seen_c[-1])
+    text(ax, px + 0.08, py - 0.17, "$C$", size=11, color=HEAD[0], ha="left")
