@@ -100,7 +100,7 @@ if __name__ == "__main__":
         mha.out_proj.load_state_dict(layer.o_proj.state_dict())
         gates = g_cols.flatten().long()
         layer.q_proj.weight[gates] = 0.0
-        layer.q_proj.bias[gates] = 100.0  # sigmoid(100) = 1 in float32
+        layer.q_proj.bias[gates] = 100.0  # 1 - sigmoid(100) ~ e^-100
     causal = nn.Transformer.generate_square_subsequent_mask(T)
     plain, _ = mha(x, x, x, attn_mask=causal, need_weights=False)
     print("gate = 1 equals nn.MultiheadAttention:",

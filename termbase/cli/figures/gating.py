@@ -1,9 +1,10 @@
 """Figures of gated and recurrent layers: where gated attention's queries and gates sit in
-q_proj's output, and the delta rule's chunks.
+q_proj's output, the delta rule's chunks, and the cache of a hybrid stack against a dense one.
 
 Both are computed by the entries' own snippets: the column numbers 0 .. 2 h d_k - 1 passed
 through split_query_gate (snippets/gated_attention.py), and the matrix that the delta rule
-applies to the values, found by running delta_rule_chunked on V = I (snippets/delta_rule.py).
+applies to the values, found by running delta_rule_chunked on V = I (snippets/delta_rule.py),
+and the cache counts of snippets/hybrid_attention.py.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from matplotlib.patches import Rectangle
 
 from termbase.cli.figures import HEAD, INK, MUTED, PAPER, _values, col_labels, figure, ink_on, matrix, row_labels, text
 from snippets.delta_rule import delta_rule_chunked, delta_rule_recurrent  # noqa: E402
+from snippets.hybrid_attention import cache_numbers, layer_types_from_interval  # noqa: E402
 from snippets.gated_attention import split_query_gate  # noqa: E402
 
 
@@ -86,3 +88,30 @@ def delta_rule_chunks(ax):
     text(ax, x - 0.5, top - T * cell / 2, "$t$", size=12, color=MUTED)
     text(ax, x + T * cell + 0.2, top + 0.15, "$s$", size=12, color=MUTED)
     text(ax, x + T * cell / 2, 0.3, r"$O = P\,V,\ \ T = 10,\ \ C = 4$", size=11, color=MUTED)
+
+
+@figure("hybrid-cache", (7.8, 4.2))
+def hybrid_cache(ax):
+    """Numbers cached for one sequence against its length T (log-log), Qwen3NextConfig's default
+    shapes: 48 full-attention layers against Qwen3-Next's 12 full-attention + 36 Gated DeltaNet."""
+    from termbase.cli.figures.variants import FIRST, SECOND, Frame
+
+    shape = dict(kv_heads=2, head_dim=256, state_numbers=32 * 128 * 128 + 8192 * 4)
+    hybrid, dense = layer_types_from_interval(48, 4), layer_types_from_interval(48, 1)
+    ts = [2 ** (e / 4) for e in range(24, 73)]  # T = 64 ... 262144
+    d = [cache_numbers(dense, t, **shape) for t in ts]  # numbers, not bytes
+    y = [cache_numbers(hybrid, t, **shape) for t in ts]
+    cross = next(t for t in range(1, 10**6) if cache_numbers(hybrid, t, **shape) < cache_numbers(dense, t, **shape))
+    f = Frame(ax, 1.05, 0.7, 4.9, 3.0, (64, 262144), (2**20, 2**34), xlog=True, ylog=True)
+    f.axes([(4**e, str(4**e)) for e in range(3, 10)], [(2**e, f"$2^{{{e}}}$") for e in range(20, 35, 2)], size=9)
+    f.line(ts, d, FIRST)
+    f.line(ts, y, SECOND)
+    x, yc = f.x(cross), f.y(cache_numbers(dense, cross, **shape))
+    ax.plot([x], [yc], "o", color=INK, ms=5)
+    ax.plot([x, x], [f.y0, yc], color=MUTED, lw=0.8, ls=(0, (2, 2)))
+    text(ax, x + 0.1, yc + 0.25, f"$T = {cross}$", size=11, ha="left")
+    right = f.x0 + f.w + 0.1
+    text(ax, right, f.y(d[-1]), r"$48 \times 2 G d_k T$", size=11, color=FIRST, ha="left")
+    text(ax, right, f.y(y[-1]) - 0.2, r"$12 \times 2 G d_k T + 36\, s$", size=11, color=SECOND, ha="left")
+    text(ax, f.x0 + f.w / 2, f.y0 - 0.5, "$T$", size=12)
+    text(ax, f.x0 + f.w / 2, 3.95, r"$G = 2,\ \ d_k = 256,\ \ s = 557056$", size=11, color=MUTED)
