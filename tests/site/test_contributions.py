@@ -59,6 +59,11 @@ BROKEN = {
                                         (p / "termbase/data/sources.yml").read_text(encoding="utf-8")
                                         + "<<<<<<< HEAD\nleft over from a merge\n", encoding="utf-8"),
                                     "invalid YAML: could not find expected ':' - fix the YAML syntax"),
+    "a source id written twice": (lambda p: (p / "termbase/data/sources.yml").write_text(
+                                      (p / "termbase/data/sources.yml").read_text(encoding="utf-8")
+                                      + "vaswani2017:\n  title: Another paper\n  url: https://arxiv.org/abs/1\n",
+                                      encoding="utf-8"),
+                                  "key 'vaswani2017' is written twice (also line 2) - keep one, or give the other its own name"),
     "unknown category": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
                          f"termbase/data/terms/{ENTRY}.yml:2: unknown category 'magic' - use one of: fundamentals"),
     "unknown level": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate", "level: expert"),

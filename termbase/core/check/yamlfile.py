@@ -44,11 +44,33 @@ def _parsed(path: str, mtime_ns: int, size: int):
     except UnicodeDecodeError as exc:
         return None, {}, (1, f"not UTF-8 ({exc.reason} at byte {exc.start})", "save the file as UTF-8")
     try:
-        return yaml.load(text, Loader=_Loader), line_map(yaml.compose(text, Loader=_Loader)), None
+        node = yaml.compose(text, Loader=_Loader)
+        return yaml.load(text, Loader=_Loader), line_map(node), _duplicate(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         return None, {}, (mark.line + 1 if mark else 1, f"invalid YAML: {getattr(exc, 'problem', exc)}",
                           "fix the YAML syntax (indentation, quotes, colons)")
+
+
+def _duplicate(node):
+    """The first key written twice in one mapping, as a problem: YAML keeps the last silently,
+    so two sources merged under one id would lose one without a word."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            if key.value in seen:
+                return (key.start_mark.line + 1, f"key '{key.value}' is written twice (also line {seen[key.value]})",
+                        "keep one, or give the other its own name")
+            seen[key.value] = key.start_mark.line + 1
+            found = _duplicate(value)
+            if found:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found = _duplicate(item)
+            if found:
+                return found
+    return None
 
 
 def walk(value, prefix=()):
