@@ -351,7 +351,7 @@ assert all(checks.values())
 #
 # I en decoder må token *i* kun se på tokens `1 … i`. Den kausale maske (`True` = må bruges)
 # sætter de øvrige scorer til den mest negative float-værdi før softmax, så deres vægte bliver
-# præcis 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
+# nøjagtig 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
 # den modsatte konvention for en boolsk `attn_mask` (`True` = ignorér), deraf `~`.
 # {{ claim:mha-bool-attn-mask-true-ignores }}
 
