@@ -37,7 +37,7 @@
 #
 # Her trænes intet. I stedet er vektorerne og to af de fire hoveder sat op manuelt, så
 # heatmappene har noget at vise: ét hoved kobler ord sammen efter betydning, et andet efter position, og de
-# to sidste beholder de tilfældige vægte, et lag starter med.
+# to sidste beholder de tilfældige parametre, et lag starter med.
 
 # %%
 # --8<-- "snippets/scaled_dot_product_attention.py:code"
@@ -140,11 +140,11 @@ print("padding mask:", padding.int().tolist())
 # ## To hoveder med en opgave
 #
 # Hovederne tælles fra 1 og tensorernes indekser fra 0. Hoved *i* ejer rækkerne med indekserne
-# `(i−1)·d_k … i·d_k − 1` i de gemte vægte `w_q.weight` og `w_k.weight`, som rummer `W^Q` og `W^K`
+# `(i−1)·d_k … i·d_k − 1` i de gemte vægtmatricer `w_q.weight` og `w_k.weight`, som rummer `W^Q` og `W^K`
 # transponeret: de rækker er hovedets egne `(W_i^Q)^T` og `(W_i^K)^T`. Hoved 1 får en projektion, der
 # kun læser betydningsdelen, den samme for forespørgsler og nøgler, så dets score er høj, hvor et
 # målord og et kildeord deler betydning. Hoved 2 gør det samme med positionsdelen. Hoved 3 og 4
-# beholder deres tilfældige startvægte.
+# beholder deres tilfældige startparametre.
 
 # %%
 attention = CrossAttention(d_model, num_heads).eval()
@@ -181,7 +181,7 @@ for head, part in parts.items():
 #
 # Decoderens tilstande spørger, encoderens output svarer:
 # `attention(x, memory, memory, key_padding_mask=padding)` returnerer én vektor pr. mål-token,
-# `(B, L, d_model)`. De bagvedliggende vægte har formen `(B, h, L, S)`: én `L × S`-matrix pr.
+# `(B, L, d_model)`. De bagvedliggende attention-vægte har formen `(B, h, L, S)`: én `L × S`-matrix pr.
 # hoved, en række pr. mål-token og en søjle pr. kilde-token.
 
 # %% alt={"en": "Four heatmaps, one per head, of how much each Spanish target token attends to each English source token: head 1 links el-the, gato-cat, negro-black and duerme-sleeps, head 2 follows the diagonal, heads 3 and 4 are spread out, and the padding columns are 0.", "es": "Cuatro mapas de calor, uno por cabeza, de cuánto atiende cada token de destino en español a cada token de origen en inglés: la cabeza 1 une «el» con «the», «gato» con «cat», «negro» con «black» y «duerme» con «sleeps»; la cabeza 2 sigue la diagonal; las cabezas 3 y 4 reparten su peso de forma casi uniforme, y las columnas de relleno valen 0.", "da": "Fire heatmaps, ét pr. hoved, der viser, hvor meget vægt hvert spansk mål-token lægger på hvert engelsk kilde-token: hoved 1 forbinder \"el\" med \"the\", \"gato\" med \"cat\", \"negro\" med \"black\" og \"duerme\" med \"sleeps\", hoved 2 følger diagonalen, hoved 3 og 4 spreder deres vægt bredt, og padding-søjlerne er 0."}
@@ -216,7 +216,7 @@ plot_heads(weights[0], target, source)
 # Hoved 1 fandt oversættelsen: *gato* ser på *cat* og *negro* på *black*, selvom ordstillingen er
 # byttet om. Hoved 2 ser på den samme position i den anden sætning, uanset hvilket ord der står
 # der. Hoved 3 og 4 spreder deres attention næsten ligeligt, som utrænede hoveder gør. I alle hoveder
-# er de to padding-søjler præcis 0.
+# er de to padding-søjler nøjagtig 0.
 
 # %%
 def head_weights(head):
@@ -252,9 +252,9 @@ assert weights[..., 4:].max() == 0
 # %% [markdown] lang="da"
 # ## Sammenligning med PyTorch
 #
-# Det samme lag, bygget som `torch.nn.MultiheadAttention`: vægtene kopieres over i dets pakkede
+# Det samme lag, bygget som `torch.nn.MultiheadAttention`: parametrene kopieres over i dets pakkede
 # format, {{ claim:mha-packed-in-proj }} og dets `key_padding_mask` bruger samme konvention som
-# sitets kode (`True` = padding). {{ claim:mha-key-padding-true-ignores }} Output og vægte pr. hoved skal
+# sitets kode (`True` = padding). {{ claim:mha-key-padding-true-ignores }} Output og attention-vægte pr. hoved skal
 # stemme overens.
 
 # %%

@@ -39,8 +39,8 @@
 # hele præfikset og slutter med ringbufferen i sliding-window attention, hvor cachen holder op
 # med at vokse.
 #
-# Koden er sitets egen, fra ordlisteopslagene om KV-cachen og sliding-window attention. Intet er
-# trænet: tilfældige vektorer står i stedet for tokens' embeddings, så heatmappene viser mekanikken
+# Koden er sitets egen, fra ordlisteopslagene om KV-cachen og sliding-window attention. Her trænes
+# intet: tilfældige vektorer står i stedet for tokens' embeddings, så heatmappene viser mekanikken
 # (hvilke nøgler hvert token kan se), ikke lærte mønstre.
 
 # %%
@@ -168,7 +168,7 @@ assert same
 # %% [markdown] lang="da"
 # ## Hvad hvert genereret token ser på
 #
-# Vægtene for de 4 genererede tokens (rækker) over de 8 positioner (søjler), ét heatmap pr. hoved,
+# Attention-vægtene for de 4 genererede tokens (rækker) over de 8 positioner (søjler), ét heatmap pr. hoved,
 # beregnet igen ud fra lagets forespørgselsprojektion og de gemte nøgler. Token 5 fordeler sin
 # vægt over position 1 til 5, token 8 over alle 8; cellerne til højre for hvert tokens egen
 # position er 0, fordi disse nøgler ikke fandtes endnu, da tokenet blev afkodet. Kontrollen ganger
@@ -226,7 +226,7 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # og beholder den hurtigste af nogle få kørsler. Tallene afhænger af maskinen og skifter fra kørsel
 # til kørsel, så notebooken udskriver ingen af dem; grafen viser deres form. Trinnet, der beregnes
 # forfra, vokser med konteksten, fordi hvert token projiceres igen, og hver forespørgsel beregner
-# attention over alle tidligere nøgler, mens trinnet med cache holder sig næsten fladt: dets
+# attention over alle tidligere nøgler, mens trinnet med cache næsten ikke ændrer sig: dets
 # projektioner rører ét token, og kun selve attention læser den voksende cache.
 
 # %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens trinnet med cache (L = 1, S = t) holder sig næsten fladt og ligger langt under den anden kurve ved lange kontekster."}

@@ -37,8 +37,8 @@
 # nøjagtig det, modulet beregner i ét kald, og det, PyTorchs `torch.nn.MultiheadAttention` beregner
 # med de samme parametre.
 #
-# Koden er sitets egen, fra ordlisteopslaget om multi-head attention. Vægtene er tilfældige
-# (intet er trænet), så mønstrene i heatmappene betyder endnu ingenting: det er formerne og
+# Koden er sitets egen, fra ordlisteopslaget om multi-head attention. Parametrene er tilfældige
+# (her trænes intet), så mønstrene i heatmappene betyder endnu ingenting: det er formerne og
 # mekanikken, der er pointen. Former skrives `(B, T, d_model)`: batch, tokens, modellens bredde.
 
 # %%
@@ -55,7 +55,7 @@
 
 # %% [markdown] lang="da"
 # En lille hjælpefunktion tegner ét heatmap pr. hoved: en række pr. forespørgsels-token, en søjle
-# pr. nøgle-token og i hver celle den vægt, som forespørgslen giver nøglen.
+# pr. nøgle-token og i hver celle den vægt, som forespørgslen lægger på nøglen.
 
 # %%
 # --8<-- "docs/notebooks/_heatmaps.py:code"
@@ -254,7 +254,7 @@ assert same
 #
 # Token-dimensionen flyttes frem igen, og hovederne lægges side om side: `(B, h, T, d_k)` →
 # `(B, T, h, d_k)` → `(B, T, h·d_k)`, som igen er `(B, T, d_model)`. Det kræver `reshape`: `view`
-# ville give en fejl, fordi den transponerede tensor ikke er sammenhængende i hukommelsen.
+# ville afbryde med en fejlmeddelelse, fordi den transponerede tensor ikke er sammenhængende i hukommelsen.
 # {{ claim:tensor-view-after-transpose-raises }}
 
 # %%
@@ -351,7 +351,7 @@ assert all(checks.values())
 #
 # I en decoder må token *i* kun se på tokens `1 … i`. Den kausale maske (`True` = må bruges)
 # sætter de øvrige scorer til den mest negative float-værdi før softmax, så deres vægte bliver
-# præcis 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
+# nøjagtig 0, og hvert heatmap får form som en nedre trekantsmatrix. `nn.MultiheadAttention` bruger
 # den modsatte konvention for en boolsk `attn_mask` (`True` = ignorér), deraf `~`.
 # {{ claim:mha-bool-attn-mask-true-ignores }}
 
