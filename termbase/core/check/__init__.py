@@ -47,6 +47,7 @@ def run(project: Project, *, spelling: bool = True) -> Report:
         return report  # without readable interface strings nothing else can be named
     records.check_records(base, report)
     records.check_models(base, report)
+    records.check_config_keys(base, report)
     snippets.check_modules(project, report)
     notebooks.check_notebooks(project, report)
     page_texts = pages.check_pages(base, report)

@@ -74,6 +74,13 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     for key_path, value in yamlfile.walk(ui or {}):
         if key_path and key_path[-1] == lang and key_path[0] != "language_name" and "alphabet" not in key_path:
             out += _with_plain([Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True))])
+    keys_path = base.project.data_dir / "config_keys.yml"
+    if keys_path.is_file():
+        keys, key_lines = yamlfile.load(keys_path, _Ignore())
+        for key, about in ((keys or {}).get("keys") or {}).items() if isinstance(keys, dict) else ():
+            if isinstance(about, dict) and isinstance(about.get(lang), str):
+                out += _with_plain([Line(keys_path, yamlfile.line_of(key_lines, ("keys", key, lang)),
+                                         prose.prose(about[lang], quotes=True))])
     for path in notebook_source.source_paths(base.project):
         source = notebook_source.read_source(path)
         for cell_lang, first, text in notebook_source.prose_cells(source):

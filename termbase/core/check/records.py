@@ -211,3 +211,28 @@ def check_models(base: TermBase, report) -> None:
             if column == "positions" and value not in (None, "none", "learned-absolute") and value not in terms:
                 report.add(path, at(column), f"positions of '{model['id']}' is '{value}', not an entry",
                            "use the slug of a position entry (e.g. rotary-position-embedding) or learned-absolute")
+
+
+def check_config_keys(base: TermBase, report) -> None:
+    """termbase/data/config_keys.yml: every key names an existing entry and says what it means in
+    every language (the models page's key index and the config explainer read it)."""
+    path = base.project.data_dir / "config_keys.yml"
+    if not path.is_file():
+        return
+    data, lines = yamlfile.load(path, report)
+    keys = (data or {}).get("keys") if isinstance(data, dict) else None
+    if data is not None and not isinstance(keys, dict):
+        report.add(path, 1, "no mapping of keys", "write `keys:` followed by one `<config key>:` mapping per key")
+        return
+    for key, about in (keys or {}).items():
+        line = yamlfile.line_of(lines, ("keys", key))
+        if not isinstance(about, dict):
+            report.add(path, line, f"key '{key}' says nothing", "give it `entry:` and one line per language")
+            continue
+        if about.get("entry") not in base.terms:
+            report.add(path, yamlfile.line_of(lines, ("keys", key, "entry")),
+                       f"key '{key}' points to entry '{about.get('entry')}', which does not exist",
+                       did_you_mean(str(about.get("entry")), base.terms))
+        for lang in base.languages:
+            if not str(about.get(lang) or "").strip():
+                report.add(path, line, f"key '{key}' has no '{lang}' line", f"add `{lang}: ...`: what the key means")
