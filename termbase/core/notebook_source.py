@@ -14,11 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from termbase.core import sections
+from termbase.core import markdown, sections
 from termbase.core.project import Project
 
-INCLUDE = re.compile(r'^\s*#\s*--8<--\s+"([^"]+)"\s*$')
-CLAIM_MARK = re.compile(r" ?\{\{ claim:[a-z0-9-]+ \}\}")
+INCLUDE = markdown.NOTEBOOK_INCLUDE
 CELL_HEADER = re.compile(r"^# %%")
 
 

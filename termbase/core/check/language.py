@@ -11,11 +11,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from termbase.core import notebook_source, prose, spelling
+from termbase.core import markdown, notebook_source, prose, spelling
 from termbase.core.check import yamlfile
 from termbase.core.model import TermBase
 
-ENTRY_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s#]+\.md)(#[^)]*)?\)")
 WORD = re.compile(r"[\w-]+")
 # Synonyms are admitted names (many are the English term): neither spelled nor avoided here.
 RECORD_PROSE = ("term", "short", "figure_alt")
@@ -156,16 +155,17 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
 def _linked_names(base: TermBase, item: Line, lang: str, report) -> None:
     """A link to an entry names the concept by its term or a listed synonym (inflected forms
     are fine: every word of the name starts a word of the link text, in order)."""
-    for text, target, _ in ENTRY_LINK.findall(item.markdown):
-        resolved = (item.path.parent / target).resolve()
-        match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", _relative(base, resolved) or "")
-        if not match or match.group(1) not in base.terms or text.startswith(("`", "!")):
+    for link in markdown.LINK.finditer(item.markdown):
+        text = link.group("text")
+        resolved = (item.path.parent / link.group("target")).resolve()
+        slug = markdown.entry_slug(_relative(base, resolved) or "")
+        if slug not in base.terms or not text or text.startswith(("`", "!")):
             continue
-        local = base.terms[match.group(1)].get(lang) or {}
+        local = base.terms[slug].get(lang) or {}
         names = [local.get("term", ""), *(local.get("synonyms") or [])]
         words = [w.lower() for w in WORD.findall(text)]
         if not any(_contains(words, [w.lower() for w in WORD.findall(str(name))]) for name in names if name):
-            report.add(item.path, item.line, f"the link \"{text}\" to {match.group(1)} does not name the concept",
+            report.add(item.path, item.line, f"the link \"{text}\" to {slug} does not name the concept",
                        f"use its term \"{local.get('term')}\" or a synonym listed in its record")
 
 

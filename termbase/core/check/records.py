@@ -6,12 +6,12 @@ import difflib
 import re
 
 from termbase.core import mathml
+from termbase.core.markdown import SLUG
 from termbase.core.check import yamlfile
 from termbase.core.model import TermBase
 from termbase.core.project import mkdocs_config, nav_labels
 
 PLACEHOLDER = re.compile(r"TODO\(termbase\)")
-SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 REQUIRED = ("category", "level", "related", "sources", "code", "formula")
 LOCAL_REQUIRED = ("term", "short")
 UI_REQUIRED = ("site_name", "language_name", "nav", "sections", "labels", "categories", "levels")
