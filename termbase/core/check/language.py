@@ -13,6 +13,7 @@ from pathlib import Path
 
 from termbase.core import markdown, notebook_source, prose, spelling
 from termbase.core.check import yamlfile
+from termbase.core.check.records import PLACEHOLDER
 from termbase.core.model import TermBase
 
 WORD = re.compile(r"[\w-]+")
@@ -57,7 +58,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     for page in pages.values():
         if page.lang == lang:
             out += _with_plain([Line(page.path, number, prose.prose(raw, quotes=True), raw)
-                                for number, raw in prose.markdown_lines(page.text)])
+                                for number, raw in prose.markdown_lines(page.text) if not PLACEHOLDER.search(raw)])
     for path in base.term_files():
         record, lines = yamlfile.load(path, _Ignore())
         local = (record or {}).get(lang) if isinstance(record, dict) else None
@@ -65,6 +66,8 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
             continue
         for key in RECORD_PROSE:
             for key_path, value in yamlfile.walk(local.get(key), (lang, key)):
+                if PLACEHOLDER.search(value):
+                    continue  # `termbase new`'s text, reported once as a placeholder
                 item = Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True))
                 item.spelled = key in SPELLED
                 out += _with_plain([item])

@@ -115,12 +115,15 @@ def check_records(base: TermBase, report) -> dict:
         for field in REQUIRED:
             if field not in term:
                 report.add(path, 1, f"field '{field}' is missing", f"add `{field}:` (see termbase/data/terms/README.md)")
+        choices = {("category",): ui["categories"], ("level",): ui["levels"]}
         for key_path, value in yamlfile.walk(term):
-            if PLACEHOLDER.search(value):
-                report.add(path, at(*key_path), f"'{'.'.join(map(str, key_path))}' is still a placeholder", "write it")
-        if "category" in term and term["category"] not in ui["categories"]:
+            if PLACEHOLDER.search(value):  # one line per placeholder, and no other rule on it
+                fix = f"use one of: {', '.join(choices[key_path])}" if key_path in choices else "write it"
+                report.add(path, at(*key_path), f"'{'.'.join(map(str, key_path))}' is still a placeholder", fix)
+        unfilled = {key for key in ("category", "level") if PLACEHOLDER.search(str(term.get(key, "")))}
+        if "category" in term and "category" not in unfilled and term["category"] not in ui["categories"]:
             report.add(path, at("category"), f"unknown category '{term['category']}'", f"use one of: {', '.join(ui['categories'])}")
-        if "level" in term and term["level"] not in ui["levels"]:
+        if "level" in term and "level" not in unfilled and term["level"] not in ui["levels"]:
             report.add(path, at("level"), f"unknown level '{term['level']}'", f"use one of: {', '.join(ui['levels'])}")
         for index, other in enumerate(term.get("related") or []):
             if other not in records:
