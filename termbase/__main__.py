@@ -1,4 +1,4 @@
-"""`python -m termbase check|new|status|export|figures|test`: the term base's command-line tool.
+"""`python -m termbase check|new|test|status|export|figures|notebooks`: the term base's command-line tool.
 
 `check`, `status` and `export` import neither MkDocs nor torch; `figures` and `test` run code.
 """
@@ -9,7 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt, "
+SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q --retries 0 --timeout 10 -r requirements-torch.txt "
+         "&& .venv/bin/pip install -q -r requirements.txt (the README's command: torch's CPU build first), "
          "then run it as .venv/bin/python -m termbase")
 
 
