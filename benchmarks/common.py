@@ -19,6 +19,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
+
+
+def _languages() -> tuple[tuple[str, ...], str]:
+    """The languages as mkdocs.yml declares them (the termbase plugin's options), read once."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from termbase.core.project import load
+
+    project = load(ROOT)
+    return project.languages, project.default_language
+
+
+LANGS, DEFAULT = _languages()
 WORK = BENCH / "work"  # gitignored: the Zensical and ProperDocs venvs, nothing else that must survive a run
 GNU_TIME = "/usr/bin/time"
 PROBE = BENCH / "probe"  # sitecustomize that counts notebook executions and names the termbase imported

@@ -29,12 +29,11 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.common import ROOT, build_env
+from benchmarks.common import DEFAULT, LANGS, ROOT, build_env  # LANGS: the project's, from mkdocs.yml
 
 sys.path.insert(0, str(ROOT))
 from tests.site.sitetools import copy_project  # noqa: E402
 
-LANGS = ("en", "es", "da")
 PLACEHOLDER = "TODO(termbase)"
 SLUG = "attention-variant-{i}"
 MODULE = "attention_variant_code_{k}"  # the shared snippet modules
@@ -332,7 +331,7 @@ def _nav(nav, ui: dict, lang: str, exists) -> list:
     for item in nav or []:
         if isinstance(item, dict):
             (label, value), = item.items()
-            label = label if lang == "en" else ((ui.get("nav") or {}).get(label) or {}).get(lang, label)
+            label = label if lang == DEFAULT else ((ui.get("nav") or {}).get(label) or {}).get(lang, label)
             if isinstance(value, list):
                 inner = _nav(value, ui, lang, exists)
                 if inner:
@@ -361,11 +360,11 @@ def plain_projects(project: Path, site: Path, dest: Path) -> dict[str, Path]:
         shutil.rmtree(root, ignore_errors=True)
         docs = root / "docs"
         docs.mkdir(parents=True)
-        built = site if lang == "en" else site / lang
+        built = site if lang == DEFAULT else site / lang
         for twin in built.rglob("index.md"):
             url = twin.parent.relative_to(built).as_posix()
             url = "" if url == "." else url + "/"
-            if lang == "en" and url.split("/", 1)[0] in LANGS:
+            if lang == DEFAULT and url.split("/", 1)[0] in LANGS:
                 continue
             target = docs / _src_for(url, docs_src)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import re
 
+from benchmarks.common import DEFAULT, LANGS  # the project's languages, from mkdocs.yml
+
 KB = 1024
-LANGS = ("en", "es", "da")
 KINDS = {"en": "English entry", "es": "Spanish entry", "da": "Danish entry", "record": "term record"}
 # The processes on the path from a save to the edited page: the default language is built by
 # MkDocs' own process, which also starts the other languages' builds.
-ROLES = {"en": ("main",), "es": ("main", "es"), "da": ("main", "da"), "record": ("main", "es", "da")}
+ROLES = {**{lang: ("main",) if lang == DEFAULT else ("main", lang) for lang in LANGS},
+         "record": ("main", *(lang for lang in LANGS if lang != DEFAULT))}
 
 
 def _s(value) -> str:

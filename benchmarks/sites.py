@@ -19,9 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.common import WORK, Run, build_env, count_lines, free_port, log, measure, probed_env
-
-LANGS = ("en", "es", "da")
+from benchmarks.common import DEFAULT, LANGS, WORK, Run, build_env, count_lines, free_port, log, measure, probed_env
 CACHE_DIRS = (".termbase-cache", ".cache")
 ZENSICAL = "0.0.73"  # the newest that installs from this machine's package index (see zensical_newer)
 ZENSICAL_VENV = WORK / "zensical-venv"
@@ -298,12 +296,12 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
     reported apart, never in the medians)."""
     pages = {lang: project / "docs" / "glossary" / f"{slug}.{lang}.md" for lang in LANGS}
     record_path = project / "termbase" / "data" / "terms" / f"{slug}.yml"
-    urls = {lang: ("" if lang == "en" else f"{lang}/") + f"glossary/{slug}/" for lang in LANGS}
+    urls = {lang: ("" if lang == DEFAULT else f"{lang}/") + f"glossary/{slug}/" for lang in LANGS}
     # An edited entry's page is served from its preview during the rebuild (termbase/site/serve.py);
     # each language's glossary index, which no edit here previews, is held until it has rebuilt.
-    settle_urls = [("" if lang == "en" else f"{lang}/") + "glossary/" for lang in LANGS]
+    settle_urls = [("" if lang == DEFAULT else f"{lang}/") + "glossary/" for lang in LANGS]
     originals = {path: path.read_text(encoding="utf-8") for path in [*pages.values(), record_path]}
-    kinds = ["en", "es", "da", "record"]
+    kinds = [*LANGS, "record"]
     result = {"slug": slug, "urls": urls, "edits": {k: [] for k in kinds}, "error": None}
     env = {"TERMBASE_BENCH_SAMPLE_DIR": str(sample_dir), "TERMBASE_BENCH_SAMPLE_PAUSED": "1"} if sample_dir else {}
     notebooks_before = count_lines(logs.notebooks)

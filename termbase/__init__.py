@@ -1,4 +1,5 @@
-"""The site's own machinery: term base, build hooks, checker and command-line tool.
+"""The site's own machinery: term base, checker, MkDocs plugin and command-line tool.
 
-`python -m termbase check|new|status|export`; MkDocs loads `termbase/hooks.py`.
+`python -m termbase check|new|test|status|export|figures|notebooks`; MkDocs loads the plugin
+`termbase/site/plugin.py` (registered in pyproject.toml), not a hooks file.
 """

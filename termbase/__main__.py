@@ -1,4 +1,4 @@
-"""`python -m termbase check|new|status|export|figures|test`: the term base's command-line tool.
+"""`python -m termbase check|new|test|status|export|figures|notebooks`: the term base's command-line tool.
 
 `check`, `status` and `export` import neither MkDocs nor torch; `figures` and `test` run code.
 """
@@ -9,20 +9,34 @@ import argparse
 import sys
 from pathlib import Path
 
-SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt, "
+SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q --retries 0 --timeout 10 -r requirements-torch.txt "
+         "&& .venv/bin/pip install -q -r requirements.txt (the README's command: torch's CPU build first), "
          "then run it as .venv/bin/python -m termbase")
 
 
 def cmd_check(args) -> int:
     from termbase.core import check
 
-    report = check.run(_project(), spelling=not args.no_spelling)
+    from termbase.cli import cached_blocks
+
+    project = _project()
+    report = check.run(project, spelling=not args.no_spelling)
     for problem in report:
         print(problem)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(f"{len(report)} problem(s)" if report else "termbase check: everything is in order")
-    return 1 if report else 0
+    if report:
+        print(f"{len(report)} problem(s)")
+        return 1
+    # The sources are in order; the code is compared only where its last run is cached.
+    code = cached_blocks.compare(project)
+    for problem in code.problems:
+        print(problem)
+    if code.problems:
+        print(f"{len(code.problems)} problem(s); {code.summary()}")
+        return 1
+    print(f"termbase check: the sources are in order; {code.summary()}")
+    return 0
 
 
 def cmd_new(args) -> int:

@@ -2,6 +2,7 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -41,7 +42,42 @@ LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/site/test_contrib
                  "tests/site/test_fourth_language.py", "tests/site/test_verified.py"]
 
 
+# What makes a test `slow`: it builds, serves or copies a project (these names, reached from the
+# test or its fixtures through the module's own functions). `browser`: it is under tests/browser.
+SLOW_NAMES = {"built_site", "copy_project", "mkdocs_build", "mkdocs_serve", "committed_copy"}
+
+
+def _reaches_slow(func, module, seen) -> bool:
+    code = getattr(func, "__code__", None)
+    if code is None or code in seen:
+        return False
+    seen.add(code)
+    names = set(code.co_names) | {n for c in code.co_consts if hasattr(c, "co_names") for n in c.co_names}
+    if names & SLOW_NAMES:
+        return True
+    return any(_reaches_slow(getattr(module, name), module, seen)
+               for name in names if callable(getattr(module, name, None)))
+
+
+def _is_slow(item) -> bool:
+    if SLOW_NAMES & set(getattr(item, "fixturenames", ())):
+        return True
+    seen: set = set()
+    funcs = [getattr(item, "function", None)]
+    for defs in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values():
+        funcs += [d.func for d in defs]
+    return any(_reaches_slow(f, sys.modules.get(f.__module__), seen) for f in funcs if f is not None)
+
+
 def pytest_collection_modifyitems(session, config, items):
+    """Tiers, applied here so that a new test gets its marker by what it does: `browser` for
+    tests/browser, `slow` for a test that builds, serves or copies a project. A contributor runs
+    `pytest -m "not slow and not browser"` before a commit; CI runs everything."""
+    for item in items:
+        if item.nodeid.startswith("tests/browser/"):
+            item.add_marker(pytest.mark.browser)
+        if _is_slow(item):
+            item.add_marker(pytest.mark.slow)
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: files stay in order
 

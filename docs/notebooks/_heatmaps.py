@@ -1,6 +1,6 @@
 """The heatmaps shared by the notebooks: `# --8<-- "docs/notebooks/_heatmaps.py:code"`.
 
-Not a notebook itself (the leading underscore): termbase/notebooks.py embeds it into the
+Not a notebook itself (the leading underscore): termbase/core/notebook_source.py embeds it into the
 notebooks' code cells, and executing the notebooks is its test.
 """
 

@@ -94,7 +94,8 @@ meaning_of = {  # a word and its translation share a meaning
 
 d_model, num_heads = 32, 4
 d_k = d_model // num_heads  # 8
-meanings = torch.linalg.qr(torch.randn(d_k, d_k)).Q  # 8 orthonormal rows of width d_k
+# 8 orthonormal rows of width d_k
+meanings = torch.linalg.qr(torch.randn(d_k, d_k)).Q
 positions = torch.linalg.qr(torch.randn(d_k, d_k)).Q
 
 
@@ -109,8 +110,9 @@ def embed(tokens):
 
 
 memory = embed(source)  # (B, S, d_model): what the encoder hands over
-x = embed(target)  # (B, L, d_model): the decoder's states for the target tokens
-padding = torch.tensor([[token == "<pad>" for token in source]])  # (B, S), True = padding
+x = embed(target)  # (B, L, d_model): the decoder's states for the target
+# (B, S), True = padding
+padding = torch.tensor([[token == "<pad>" for token in source]])
 print("memory (encoder output):", tuple(memory.shape))
 print("x (decoder states):     ", tuple(x.shape))
 print("padding mask:", padding.int().tolist())
@@ -148,7 +150,8 @@ print("padding mask:", padding.int().tolist())
 
 # %%
 attention = CrossAttention(d_model, num_heads).eval()
-parts = {1: slice(0, d_k), 2: slice(d_k, 2 * d_k)}  # head 1: meaning, head 2: position
+# head 1: meaning, head 2: position
+parts = {1: slice(0, d_k), 2: slice(d_k, 2 * d_k)}
 with torch.no_grad():
     for head, part in parts.items():
         rows = slice((head - 1) * d_k, head * d_k)  # head i is index i - 1
@@ -267,8 +270,12 @@ expected, expected_weights = reference(
     x, memory, memory, key_padding_mask=padding, average_attn_weights=False
 )
 checks = {
-    "output == nn.MultiheadAttention": torch.allclose(out, expected, atol=1e-6),
-    "weights == nn.MultiheadAttention": torch.allclose(weights, expected_weights, atol=1e-6),
+    "output == nn.MultiheadAttention": torch.allclose(
+        out, expected, atol=1e-6
+    ),
+    "weights == nn.MultiheadAttention": torch.allclose(
+        weights, expected_weights, atol=1e-6
+    ),
 }
 for name, ok in checks.items():
     print(f"{name}: {ok}")

@@ -78,7 +78,8 @@
 # %%
 torch.manual_seed(0)
 prompt_len, generated = 4, 4
-attn = CachedCausalSelfAttention(d_model=16, num_heads=2, num_kv_heads=1).eval()
+attn = CachedCausalSelfAttention(d_model=16, num_heads=2, num_kv_heads=1)
+attn = attn.eval()
 x = 2.0 * torch.randn(1, prompt_len + generated, 16)  # (B, T, d_model)
 print("layer: h =", attn.h, " G =", attn.h_kv, " d_k =", attn.d_k)
 print("inputs (B, T, d_model):", tuple(x.shape))
@@ -139,8 +140,10 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # %%
 with torch.no_grad():
     for step, t in enumerate(range(prompt_len, prompt_len + generated), 1):
-        outputs.append(attn(x[:, t : t + 1], cache, offset=t))  # (B, 1, d_model)
-        print(f"step {step}: token {t + 1} in, cache (B, G, T, d_k) = {tuple(cache.k.shape)}")
+        # (B, 1, d_model)
+        outputs.append(attn(x[:, t : t + 1], cache, offset=t))
+        shape = tuple(cache.k.shape)
+        print(f"step {step}: token {t + 1} in, cache (B, G, T, d_k) = {shape}")
     decoded = torch.cat(outputs, dim=1)  # (B, 8, d_model)
     same = torch.allclose(decoded, attn(x), atol=1e-6)
 print("prefill + decode steps == one causal pass:", same)
@@ -184,7 +187,8 @@ with torch.no_grad():
     scores = (q * attn.d_k**-0.5) @ k.transpose(-2, -1)  # (B, h, 4, 8)
     seen = causal_mask_at(generated, total, offset=prompt_len)  # (4, 8)
     weights = scores.masked_fill(~seen, float("-inf")).softmax(dim=-1)
-    heads = (weights @ v).transpose(1, 2).reshape(b, generated, attn.h * attn.d_k)
+    heads = (weights @ v).transpose(1, 2)
+    heads = heads.reshape(b, generated, attn.h * attn.d_k)
     same = torch.allclose(attn.w_o(heads), decoded[:, prompt_len:], atol=1e-6)
 print("weights (B, h, generated, positions):", tuple(weights.shape))
 print("weights @ cached values == decode outputs:", same)
@@ -256,10 +260,12 @@ with torch.no_grad():
         tokens = torch.randn(1, t, 256)
         recomputed.append(fastest(lambda: wide(tokens)))  # L = S = t
         prefix = KVCache()
-        wide(tokens[:, : t - 1], prefix, offset=0)  # keys and values of t - 1 tokens
+        # keys and values of t - 1 tokens
+        wide(tokens[:, : t - 1], prefix, offset=0)
 
         def step():
-            grown = KVCache()  # a fresh copy, so every run sees t - 1 cached tokens
+            # a fresh copy, so every run sees t - 1 cached tokens
+            grown = KVCache()
             grown.append(prefix.k, prefix.v)
             wide(tokens[:, t - 1 :], grown, offset=t - 1)  # L = 1, S = t
 
@@ -320,26 +326,34 @@ plt.show()
 window = 3
 with torch.no_grad():
     b, total, _ = x.shape
-    q = attn.w_q(x).view(b, total, attn.h, attn.d_k).transpose(1, 2)  # (B, h, 8, d_k)
-    k = attn.w_k(x).view(b, total, attn.h_kv, attn.d_k).transpose(1, 2)  # (B, G, 8, d_k)
+    # q: (B, h, 8, d_k); k and v: (B, G, 8, d_k)
+    q = attn.w_q(x).view(b, total, attn.h, attn.d_k).transpose(1, 2)
+    k = attn.w_k(x).view(b, total, attn.h_kv, attn.d_k).transpose(1, 2)
     v = attn.w_v(x).view(b, total, attn.h_kv, attn.d_k).transpose(1, 2)
     buffer = RollingKVCache(b, attn.h_kv, window, attn.d_k)
-    steps, banded = [], torch.zeros(attn.h, total, total)  # weights by position
+    # the weights by position
+    steps, banded = [], torch.zeros(attn.h, total, total)
     for t in range(total):
         out = decode_step(q[..., t : t + 1, :], k[..., t : t + 1, :],
                           v[..., t : t + 1, :], buffer)  # (B, h, 1, d_k)
         steps.append(out)
-        # The weights this step used, over the buffer's slots, put back in position order.
-        keys = buffer.k.repeat_interleave(attn.h // attn.h_kv, dim=1)  # (B, h, W, d_k)
-        slot_scores = (q[..., t : t + 1, :] * attn.d_k**-0.5) @ keys.transpose(-2, -1)
+        # The weights this step used, over the buffer's slots, put back in
+        # position order.
+        # (B, h, W, d_k)
+        keys = buffer.k.repeat_interleave(attn.h // attn.h_kv, dim=1)
+        query = q[..., t : t + 1, :] * attn.d_k**-0.5
+        slot_scores = query @ keys.transpose(-2, -1)
         filled = buffer.pos >= 0
-        slot_weights = slot_scores.masked_fill(~filled, float("-inf")).softmax(dim=-1)
+        slot_scores = slot_scores.masked_fill(~filled, float("-inf"))
+        slot_weights = slot_scores.softmax(dim=-1)
         banded[:, t, buffer.pos[filled]] = slot_weights[0, :, 0, filled]
-        held = [p + 1 for p in buffer.pos.tolist() if p >= 0]  # positions from 1
+        # positions counted from 1
+        held = [p + 1 for p in buffer.pos.tolist() if p >= 0]
         print(f"step {t + 1}: slots hold positions {held}")
     rolled = torch.cat(steps, dim=-2)  # (B, h, 8, d_k)
     windowed = F.scaled_dot_product_attention(
-        q, k, v, attn_mask=sliding_window_mask(total, window=window), enable_gqa=True
+        q, k, v, attn_mask=sliding_window_mask(total, window=window),
+        enable_gqa=True,
     )
 print("buffer (B, G, W, d_k):", tuple(buffer.k.shape))
 same = torch.allclose(rolled, windowed, atol=1e-6)

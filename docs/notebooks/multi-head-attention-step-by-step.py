@@ -85,7 +85,8 @@ torch.manual_seed(0)
 tokens = ["the", "cat", "sat", "on", "the", "mat"]
 d_model, num_heads = 16, 4
 mha = MultiHeadAttention(d_model, num_heads).eval()
-x = torch.randn(1, len(tokens), d_model)  # (B, T, d_model): one vector per token
+# (B, T, d_model): one vector per token
+x = torch.randn(1, len(tokens), d_model)
 print("x:", tuple(x.shape), "  d_k =", mha.d_k)
 
 # %% [markdown] lang="en"
@@ -176,7 +177,8 @@ assert same
 # scorernes varians tæt på 1, så den efterfølgende softmax ikke går i mætning.
 
 # %%
-scores = q_heads @ k_heads.transpose(-2, -1) / math.sqrt(mha.d_k)  # (B, h, T, T)
+# (B, h, T, T)
+scores = q_heads @ k_heads.transpose(-2, -1) / math.sqrt(mha.d_k)
 print("scores:", tuple(scores.shape))
 
 # %% [markdown] lang="en"
@@ -200,7 +202,8 @@ print("scores:", tuple(scores.shape))
 
 # %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la oración «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
 weights = torch.softmax(scores, dim=-1)  # (B, h, T, T)
-rows_sum_to_one = torch.allclose(weights.sum(dim=-1), torch.ones(1, num_heads, len(tokens)))
+ones = torch.ones(1, num_heads, len(tokens))
+rows_sum_to_one = torch.allclose(weights.sum(dim=-1), ones)
 print("weights:", tuple(weights.shape), "  rows sum to 1:", rows_sum_to_one)
 assert rows_sum_to_one
 plot_heads(weights[0], tokens, tokens)
@@ -258,7 +261,8 @@ assert same
 # {{ claim:tensor-view-after-transpose-raises }}
 
 # %%
-concat = heads.transpose(1, 2).reshape(1, len(tokens), num_heads * mha.d_k)  # (B, T, d_model)
+# (B, T, d_model)
+concat = heads.transpose(1, 2).reshape(1, len(tokens), num_heads * mha.d_k)
 print("concat:", tuple(concat.shape))
 
 # %% [markdown] lang="en"
@@ -316,13 +320,16 @@ print("out:", tuple(out.shape))
 # --8<-- "snippets/torch_mha_weights.py:code"
 
 # %%
-ref = load_into_torch(mha, nn.MultiheadAttention(d_model, num_heads, batch_first=True)).eval()
+ref = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+ref = load_into_torch(mha, ref).eval()
 # (B, T, d_model) and the per-head weights (B, h, T, T):
 expected, ref_weights = ref(x, x, x, average_attn_weights=False)
 checks = {
     "steps == mha(x, x, x)": torch.allclose(out, mha(x, x, x), atol=1e-6),
     "steps == nn.MultiheadAttention": torch.allclose(out, expected, atol=1e-6),
-    "weights == its per-head weights": torch.allclose(weights, ref_weights, atol=1e-6),
+    "weights == its per-head weights": torch.allclose(
+        weights, ref_weights, atol=1e-6
+    ),
 }
 for name, ok in checks.items():
     print(f"{name}: {ok}")
@@ -360,9 +367,12 @@ assert all(checks.values())
 
 # %% alt={"en": "Four heatmaps, one per head, with a causal mask: every weight above the diagonal is 0.", "es": "Cuatro mapas de calor, uno por cabeza, con máscara causal: todos los pesos por encima de la diagonal son 0.", "da": "Fire heatmaps, ét pr. hoved, med kausal maske: alle vægte over diagonalen er 0."}
 attend = causal_mask(len(tokens))  # (T, T), True = may attend
-masked = torch.softmax(scores.masked_fill(~attend, torch.finfo(scores.dtype).min), dim=-1)
-print("largest weight above the diagonal:", masked.triu(diagonal=1).max().item())
-expected, _ = ref(x, x, x, attn_mask=~attend)  # nn.MultiheadAttention: True = ignore
+lowest = torch.finfo(scores.dtype).min
+masked = torch.softmax(scores.masked_fill(~attend, lowest), dim=-1)
+above = masked.triu(diagonal=1).max().item()
+print("largest weight above the diagonal:", above)
+# nn.MultiheadAttention: True = ignore
+expected, _ = ref(x, x, x, attn_mask=~attend)
 same = torch.allclose(mha(x, x, x, attend=attend), expected, atol=1e-6)
 print("mha with the causal mask == nn.MultiheadAttention:", same)
 assert same and masked.triu(diagonal=1).max() == 0

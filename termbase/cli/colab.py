@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from termbase.core import notebook_source
+from termbase.core import markdown, notebook_source
 from termbase.core.project import Project
 
 FOLDER = notebook_source.COLAB_FOLDER
@@ -23,7 +23,7 @@ def colab_notebook(project: Project, source, lang: str) -> str:
     for index, cell in enumerate(source.cells):
         cell_id = f"{source.name}-{index}"[-64:]
         if cell.cell_type == "markdown" and cell.metadata.get("lang", lang) == lang:
-            text = notebook_source.CLAIM_MARK.sub("", cell.source)
+            text = markdown.strip_citations(cell.source)
             notebook.cells.append(nbformat.v4.new_markdown_cell(text, id=cell_id))
         elif cell.cell_type == "code":
             notebook.cells.append(nbformat.v4.new_code_cell(notebook_source.expand(project, cell.source), id=cell_id))

@@ -3,7 +3,8 @@
 1. the tests of every snippet module the entry's code uses (pytest);
 2. each of the entry's code blocks as every language's page shows it (the page's Markdown
    rendered with mkdocs.yml's extensions, the code read from the HTML like the copy button),
-   run fresh from an empty folder and compared with the output its test declares.
+   run fresh from an empty folder and compared with the output its test declares: each
+   distinct program once, however many languages show it.
 """
 
 from __future__ import annotations
@@ -44,14 +45,20 @@ def run(project: Project, slug: str) -> int:
 
     declared = blocks.declared(project)
     md = _markdown(project)
+    shown: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # program -> (language, refs) showing it
+    for lang in base.languages:
+        pages = Pages(base, lang, status=None, home="/")
+        html = md.reset().convert("\n\n".join(pages.code_block(refs) for refs in refs_of_blocks))
+        for refs, code in zip(refs_of_blocks, python_blocks(html)):
+            shown.setdefault(code, []).append((lang, refs))
     with BlockRunner() as runner:  # no cache: this check runs the code now
-        for lang in base.languages:
-            pages = Pages(base, lang, status=None, home="/")
-            html = md.reset().convert("\n\n".join(pages.code_block(refs) for refs in refs_of_blocks))
-            for refs, code in zip(refs_of_blocks, python_blocks(html)):
+        results = runner.run_all(shown)
+        for code, places in shown.items():
+            result = results[code]
+            for refs in dict.fromkeys(refs for _, refs in places):
                 block = declared.get(refs)
-                result = runner.run(code)
-                where = f"docs/glossary/{slug}.{lang}.md, block '{block.name if block else '?'}'"
+                langs = ",".join(lang for lang, r in places if r == refs)
+                where = f"docs/glossary/{slug}.{{{langs}}}.md, block '{block.name if block else '?'}'"
                 if result.returncode != 0 or result.stderr:
                     print(f"{where}: exit {result.returncode}\n{result.stderr}")
                     failed = True

@@ -4,12 +4,10 @@ placeholder says TODO(termbase); `check` rejects each one left."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from termbase.core.markdown import SLUG
 from termbase.core.model import TermBase
-
-SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 def scaffold(base: TermBase, slug: str) -> list[Path]:

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termbase.core import sections
+from termbase.core import markdown
 from termbase.core.project import Project
 
-FENCE_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,})\s*\{?\s*\.?(\w*)")
-FENCE_CLOSE = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
 
 
 @dataclass
@@ -93,15 +90,6 @@ def declared(project: Project) -> dict[tuple[str, ...], Declared]:
 
 def fence_blocks(text: str):
     """(line, refs) of each fenced Python block of a page made of `--8<--` lines only."""
-    start = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if start is None:
-            match = FENCE_OPEN.match(line)
-            if match:
-                start, language, refs = number, match.group(3).lower(), []
-        elif FENCE_CLOSE.match(line):
-            if language in ("python", "py", "python3") and refs:
-                yield start, tuple(refs)
-            start = None
-        else:
-            refs += sections.REFERENCE.findall(line)
+    for fence in markdown.fences(text):
+        if fence.end is not None and fence.is_python and fence.lang != "pycon" and fence.refs:
+            yield fence.start, fence.refs

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from termbase.core import markdown
 from termbase.core.project import Project
 
-CITATION = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
-CITATION_LIKE = re.compile(r"\{\{\s*claim\s*:[^}]*\}\}")
+CITATION = markdown.CITATION
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,7 @@ def _tests_of(path: str, mtime_ns: int, size: int) -> tuple[Test, ...]:
 
 def citations(text: str) -> list[tuple[int, str]]:
     """(line, claim id) of every citation in a text, in order (code spans only show the form)."""
-    return [(number, claim_id) for number, line in enumerate(text.splitlines(), 1)
-            for claim_id in CITATION.findall(re.sub(r"`[^`]*`", "", line))]
+    return markdown.citations(text)
 
 
 # A sentence ends at . ! or ? before the next one's first word; a colon or a semicolon does

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path
 
 import yaml
@@ -127,10 +128,30 @@ class TermBase:
 
     @cached_property
     def torch_version(self) -> str:
-        """The PyTorch version the snippets are verified with: the pin in requirements.txt."""
+        """The PyTorch that runs the blocks and the claim tests: the one installed for this
+        interpreter (the block runner is `sys.executable`, and the cache keys every result by
+        this version), without its build label (2.13.0+cpu -> 2.13.0). Read from the package's
+        metadata: torch is not imported here."""
+        try:
+            return metadata.version("torch").split("+")[0]
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    @cached_property
+    def torch_pin(self) -> str:
+        """The version requirements.txt pins."""
         text = read_text(self.project.root / "requirements.txt")
         match = re.search(r"^torch==([\w.+]+)", text, re.M)
-        return match.group(1) if match else "?"
+        return match.group(1).split("+")[0] if match else "?"
+
+    def torch_problem(self) -> str | None:
+        """One line when the installed torch is not the pinned one (the site would state a
+        version its code did not run on), else None."""
+        if self.torch_version == self.torch_pin:
+            return None
+        return (f"torch {self.torch_version} is installed but requirements.txt pins torch=={self.torch_pin}, "
+                "and the site states the version its code ran on - reinstall it: .venv/bin/pip install "
+                "--retries 0 --timeout 10 -r requirements-torch.txt && .venv/bin/pip install -r requirements.txt")
 
 
 # Markers a page may hold on a line of its own, expanded by the build (termbase/site/pages.py).

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from termbase.core import sections
+from termbase.core import markdown, sections
 from termbase.core.project import Project
 
-INCLUDE = re.compile(r'^\s*#\s*--8<--\s+"([^"]+)"\s*$')
-CLAIM_MARK = re.compile(r" ?\{\{ claim:[a-z0-9-]+ \}\}")
+INCLUDE = markdown.NOTEBOOK_INCLUDE
+MAX_LINE = 79  # as snippets (tests/snippet_blocks.py): a code box shows 80 characters
 CELL_HEADER = re.compile(r"^# %%")
 
 
@@ -138,6 +138,9 @@ def problems(project: Project, source: Source) -> list[tuple[int, str, str]]:
             group[lang] = line
         if cell.cell_type == "code":
             for offset, text in enumerate(cell.source.splitlines(), 1):
+                if len(text) > MAX_LINE:
+                    found.append((line + offset, f"code line is {len(text)} characters long (at most {MAX_LINE})",
+                                  "break it (the notebook's code box, like a snippet's, shows 79 without scrolling)"))
                 match = INCLUDE.match(text)
                 if match:
                     missing = sections.missing(project.root, match.group(1))

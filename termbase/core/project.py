@@ -64,10 +64,11 @@ class Project:
     cache_dir: Path
     data_dir: Path
     language_timeout: float
+    docs_dir: Path | None = None  # mkdocs.yml's `docs_dir`; None: MkDocs' default, docs/
 
     @property
     def docs(self) -> Path:
-        return self.root / "docs"
+        return self.docs_dir or self.root / "docs"
 
     @property
     def snippets(self) -> Path:
@@ -111,7 +112,16 @@ class Project:
             cache_dir=(root / merged["cache_dir"]).resolve(),
             data_dir=(root / merged["data_dir"]).resolve(),
             language_timeout=float(merged["language_timeout"]),
+            docs_dir=(root / _docs_dir(root)).resolve(),
         )
+
+
+def _docs_dir(root: Path) -> str:
+    """mkdocs.yml's `docs_dir` (MkDocs' default: docs)."""
+    config_file = root / "mkdocs.yml"
+    if not config_file.is_file():
+        return "docs"
+    return str(_mkdocs_config(config_file, config_file.stat().st_mtime_ns).get("docs_dir") or "docs")
 
 
 def plugin_options(config_file: Path) -> tuple[dict, int]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+from termbase.core import markdown
+
 BLANKED = [
     re.compile(r"`[^`\n]*`"),  # inline code
     re.compile(r"\$\$.*?\$\$"),  # display math on one line
@@ -37,30 +38,7 @@ def _blank(line: str, patterns) -> str:
 
 def markdown_lines(text: str) -> list[tuple[int, str]]:
     """(line number, line) of the page outside front matter, fenced code and display math."""
-    lines = text.splitlines()
-    out = []
-    start = 0
-    if lines and lines[0].strip() == "---":
-        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
-        start = (end + 1) if end is not None else 0
-    fence = None
-    math = False
-    for number, line in enumerate(lines[start:], start + 1):
-        match = FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)[0] * 3
-            continue
-        if fence is not None:
-            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
-                fence = None
-            continue
-        if line.strip() == "$$":
-            math = not math
-            continue
-        if math:
-            continue
-        out.append((number, line))
-    return out
+    return markdown.text_lines(text)
 
 
 def prose(line: str, *, quotes: bool = False, italics: bool = True) -> str:

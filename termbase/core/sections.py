@@ -20,8 +20,6 @@ MARKER = re.compile(
     r"(?i)^(?P<pre>.*?)(?<!;)(?P<inline>-{1,}8<-{1,}[ \t]+)"
     r"\[[ \t]*(?P<type>start|end)[ \t]*:[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\](?P<post>.*?)$"
 )
-# A reference as pages, term records and notebooks write it: "snippets/<file>.py:<section>".
-REFERENCE = re.compile(r'--8<--\s+"([^"]+)"')
 BLOCK_SEPARATOR = "\n\n\n"
 
 

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from termbase.core import markdown as grammar
 from termbase.core import sections
 from termbase.core.model import TermBase
 
-INCLUDE = re.compile(r'^(?P<indent>[ \t]*)--8<--\s+"(?P<ref>[^"]+)"[ \t]*$', re.M)
 HTML_TAG = re.compile(r"</?(?:small|span|a)\b[^>]*>")
 SEARCH_ONLY = re.compile(r' ?<span class="termbase-search-terms" hidden>[^<]*</span>')
 ATTRIBUTES = re.compile(r"\{ lang=\"[a-z]+\" \}")
@@ -33,12 +33,7 @@ class MachinePage:
 def expand_includes(root: Path, markdown: str) -> str:
     """Each `--8<-- "file.py:section"` line replaced by that section, at the line's indentation,
     exactly as pymdownx.snippets pastes it into the page."""
-    def one(match: re.Match) -> str:
-        indent = match.group("indent")
-        text = sections.text(root, match.group("ref")).strip("\n")
-        return "\n".join(indent + line if line else line for line in text.splitlines())
-
-    return INCLUDE.sub(one, markdown)
+    return grammar.expand_includes(markdown, lambda ref: sections.text(root, ref))
 
 
 def plain_markdown(markdown: str) -> str:

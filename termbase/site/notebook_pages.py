@@ -21,7 +21,8 @@ from mkdocs.structure.files import File, Files
 
 from termbase.core.model import TermBase
 from termbase.core import notebook_source
-from termbase.core.notebook_source import INCLUDE, Source
+from termbase.core import markdown
+from termbase.core.notebook_source import Source
 from termbase.run.notebooks import Run
 
 
@@ -45,8 +46,6 @@ def language_notebooks(base: TermBase, source: Source, result: Run, lang: str, c
     """(page notebook, download notebook) for `lang`: its prose, the shared executed code."""
     import nbformat
 
-    from termbase.site.pages import CLAIM
-
     page = nbformat.v4.new_notebook()
     page.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -58,7 +57,7 @@ def language_notebooks(base: TermBase, source: Source, result: Run, lang: str, c
         cell_id = f"{source.name}-{index}"[-64:]
         if cell.cell_type == "markdown":
             if cell.metadata.get("lang", lang) == lang:
-                text = CLAIM.sub(lambda m: claim_mark(m.group(1)), cell.source)
+                text = markdown.render(cell.source, lambda name: None, claim_mark)
                 page.cells.append(nbformat.v4.new_markdown_cell(text, id=cell_id))
             continue
         if cell.cell_type != "code":
@@ -70,7 +69,7 @@ def language_notebooks(base: TermBase, source: Source, result: Run, lang: str, c
         for output in new.outputs:
             if "execution_count" in output:
                 output["execution_count"] = count
-        embedded = [INCLUDE.match(line) for line in cell.source.splitlines() if line.strip()]
+        embedded = [markdown.NOTEBOOK_INCLUDE.match(line) for line in cell.source.splitlines() if line.strip()]
         if embedded and all(embedded):  # only snippet sections: folded on the page
             new.metadata["termbase_fold"] = [m.group(1).split(":")[0].rsplit("/", 1)[-1] for m in embedded]
         if "alt" in cell.metadata:

@@ -8,21 +8,13 @@ import html
 import re
 from pathlib import PurePosixPath
 
-from termbase.core import claims, collation, notebook_source
+from termbase.core import claims, collation, markdown, notebook_source
+from termbase.core.markdown import entry_slug  # noqa: F401  (plugin and preview ask it here)
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, TermBase
 from termbase.core.status import Status
 from termbase.site.benchmark_table import benchmark_table
 from termbase.site.languages import prefix
 
-MARKER = re.compile(r"^\{\{ (\w+) \}\}$", re.M)
-CLAIM = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
-
-
-def entry_slug(src_uri: str) -> str | None:
-    match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", src_uri)
-    if match and match.group(1) != "index":
-        return match.group(1)
-    return None
 
 
 class Pages:
@@ -37,16 +29,22 @@ class Pages:
     def t(self, key: str, group: str = "labels") -> str:
         return self.base.t(key, self.lang, group)
 
-    def expand(self, markdown: str, src_uri: str, *, for_machines: bool = False) -> str:
-        """Replace `{{ marker }}` lines and claim citations; an entry gets its title too. For
+    def expand(self, text: str, src_uri: str, *, for_machines: bool = False) -> str:
+        """Replace `{{ marker }}` lines and claim citations, exactly those the grammar reads as
+        such (core/markdown.py, which the check reads too); an entry gets its title too. For
         machines (the page's Markdown twin), a claim is cited in words instead of a link."""
         slug = entry_slug(src_uri)
+        mark = self.claim_words if for_machines else self.claim_mark
+
+        def marker(name: str) -> str | None:
+            render = self.renderers.get(name)
+            return None if render is None else render(slug, src_uri)
+
+        text = markdown.render(text, marker, mark)
         if slug is not None:
             name = self.base.name(slug, self.lang)
-            markdown = f"# {name[:1].upper()}{name[1:]}\n\n{markdown}"
-        markdown = MARKER.sub(lambda m: self.renderers[m.group(1)](slug, src_uri), markdown)
-        mark = self.claim_words if for_machines else self.claim_mark
-        return CLAIM.sub(lambda m: mark(m.group(1)), markdown)
+            text = f"# {name[:1].upper()}{name[1:]}\n\n{text}"
+        return text
 
     def claim_words(self, claim_id: str) -> str:
         label = self.t("claim_mark", "page").format(version=self.base.torch_version)

@@ -18,6 +18,9 @@ TAG = re.compile(r"(<[^>]+>)")
 TOKEN = re.compile(r"\w+|[^\w\s]")
 # Text inside these is never linked: code, links, headings, math, scripts, struck-out forms to avoid.
 SKIP = {"a", "code", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "math", "script", "style", "textarea", "del", "s"}
+# Nor inside an element in another language (the names on the "In other languages" line) or a
+# hidden one (the search index's synonyms).
+FOREIGN = re.compile(r"\s(?:lang=|hidden[\s>=])")
 
 
 def plain(short: str) -> str:
@@ -39,13 +42,22 @@ class Tooltips:
         self.table = table
         self.longest = max(map(len, table), default=0)
         self.titles = {slug: html.escape(plain(term[lang]["short"]), quote=True) for slug, term in base.terms.items()}
+        # A term's own names, in every language: on its page no word inside them is linked.
+        self.own = {slug: {tuple(TOKEN.findall(str(name).lower())) for other in base.languages
+                           for name in [term[other]["term"], *(term[other].get("synonyms") or [])]}
+                    for slug, term in base.terms.items()}
 
-    def _link_text(self, text: str, page_url: str, linked: set[str]) -> str:
+    def _link_text(self, text: str, page_url: str, linked: set[str], own=frozenset()) -> str:
         words = [(m.start(), m.end(), m.group().lower()) for m in TOKEN.finditer(text)]
         out, done, i = [], 0, 0
+        longest = max(self.longest, *map(len, own)) if own else self.longest
         while i < len(words):
-            for n in range(min(self.longest, len(words) - i), 0, -1):
-                slug = self.table.get(tuple(w[2] for w in words[i:i + n]))
+            for n in range(min(longest, len(words) - i), 0, -1):
+                run = tuple(w[2] for w in words[i:i + n])
+                if run in own:  # the page's own term, whole: nothing inside it is another term
+                    i += n - 1
+                    break
+                slug = self.table.get(run)
                 if slug is None:
                     continue
                 start, end = words[i][0], words[i + n - 1][1]
@@ -69,16 +81,24 @@ class Tooltips:
         linked = set(re.findall(r'href="[^"]*glossary/([a-z0-9-]+)/', page_html))
         if own_slug:
             linked.add(own_slug)
+        own = self.own.get(own_slug, set())
         depth = 0
+        foreign: list[str] = []  # open elements in another language or hidden, by tag name
         out = []
         for token in TAG.split(page_html):
             if token.startswith("<"):
                 name = re.match(r"</?\s*([a-zA-Z0-9]+)", token)
-                if name and name.group(1).lower() in SKIP and not token.endswith("/>"):
+                tag = name.group(1).lower() if name else ""
+                if name and tag in SKIP and not token.endswith("/>"):
                     depth += -1 if token.startswith("</") else 1
+                if token.startswith("</"):
+                    if foreign and foreign[-1] == tag:
+                        foreign.pop()
+                elif name and not token.endswith("/>") and (FOREIGN.search(token) or (foreign and foreign[-1] == tag)):
+                    foreign.append(tag)
                 out.append(token)
-            elif depth > 0 or not token.strip():
+            elif depth > 0 or foreign or not token.strip():
                 out.append(token)
             else:
-                out.append(self._link_text(token, page_url, linked))
+                out.append(self._link_text(token, page_url, linked, own))
         return "".join(out)

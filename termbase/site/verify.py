@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from mkdocs.exceptions import PluginError
+
 from termbase.core import blocks, sections
 from termbase.core.model import TermBase, page_lang
 from termbase.run.blocks import BlockRunner, first_difference
@@ -47,7 +49,12 @@ def _where(root, refs, line_number: int) -> str:
 
 
 def verify(base: TermBase, runner: BlockRunner) -> dict[tuple[str, ...], str]:
-    """refs -> what is wrong with the block, for every block that fails."""
+    """refs -> what is wrong with the block, for every block that fails. Fails the build
+    first when the installed torch (which runs the blocks and which the pages name) is not
+    the pinned one."""
+    problem = base.torch_problem()
+    if problem:
+        raise PluginError(problem)
     root = base.project.root
     declared = blocks.declared(base.project)
     embedded = page_blocks(base)

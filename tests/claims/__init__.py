@@ -9,11 +9,11 @@ with the pages and lines of every sentence that cites it: those sentences became
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 
+from termbase.core import markdown
+
 ROOT = Path(__file__).resolve().parents[2]
-CITATION = re.compile(r"\{\{ claim:([a-z0-9-]+) \}\}")
 
 
 def citations(claim_id: str) -> list[str]:
@@ -22,11 +22,10 @@ def citations(claim_id: str) -> list[str]:
     found = []
     pages = sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "docs" / "notebooks").glob("*.py"))
     for page in pages:
-        lines = page.read_text(encoding="utf-8").splitlines()
-        for number, line in enumerate(lines, 1):
-            if claim_id in CITATION.findall(line):
-                text = CITATION.sub("", line).strip()
-                found.append(f"{page.relative_to(ROOT)}:{number}: {text}")
+        text = page.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for number in sorted({n for n, cited in markdown.citations(text) if cited == claim_id}):
+            found.append(f"{page.relative_to(ROOT)}:{number}: {markdown.strip_citations(lines[number - 1]).strip()}")
     return found
 
 

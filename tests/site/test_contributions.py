@@ -155,6 +155,10 @@ BROKEN = {
                              "claim 'no-such-claim' has no test - add a test decorated @claim(\"no-such-claim\") under tests/claims/"),
     "whole-file include": (lambda p: edit(p / "docs/faq/common-mistakes.en.md", "\n## ", "\n```python\n--8<-- \"snippets/masks.py\"\n```\n\n## "),
                            "'snippets/masks.py' embeds the whole file; embed a section, e.g. 'snippets/masks.py:code'"),
+    "link to a misspelt entry": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "## Sources", "See [softmax](softmx.md).\n\n## Sources"),
+                                 "link to 'softmx.md' leads to no page - did you mean 'softmax.md'?"),
+    "misspelt marker": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "{{ summary }}", "{{summary}}"),
+                        "marker '{{summary}}' is not written `{{ summary }}` - write `{{ summary }}`"),
     "unknown marker": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "{{ summary }}", "{{ sumary }}"),
                        "unknown marker '{{ sumary }}' - did you mean '{{ summary }}'?"),
     "missing interface string": (lambda p: edit(p / "termbase/data/ui.yml", ', da: "Lavet med"}', "}"),
@@ -213,7 +217,12 @@ def test_new_scaffolds_every_file_and_check_rejects_the_placeholders(tmp_path):
     checked = termbase_cli(project, "check")
     assert checked.returncode == 1
     assert "docs/glossary/key-padding.es.md:5: unfilled placeholder from `termbase new`" in checked.stdout
-    assert "tests/test_key_padding.py:" in checked.stdout and "unknown category" in checked.stdout
+    assert "tests/test_key_padding.py:" in checked.stdout
+    assert "key-padding.yml:2: 'category' is still a placeholder - use one of: fundamentals" in checked.stdout
+    problems = [line for line in checked.stdout.splitlines() if " - " in line]
+    # each placeholder once and nothing else: no spelling of the template's words in es or da
+    assert problems and all("placeholder" in line for line in problems), checked.stdout
+    assert len({line.partition(": ")[0] for line in problems}) == len(problems), checked.stdout
     again = termbase_cli(project, "new", "key-padding")
     assert again.returncode == 2 and "already exists" in again.stderr
     bad = termbase_cli(project, "new", "Key Padding")

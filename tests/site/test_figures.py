@@ -1,4 +1,4 @@
-"""The figures in docs/assets/figures are exactly what termbase/figures.py draws, and fit the site.
+"""The figures in docs/assets/figures are exactly what termbase/cli/figures/ draws, and fit the site.
 
 The SVGs are committed (the site build does not run matplotlib), so this is what keeps a figure
 from drifting away from its code: change the code, run `python -m termbase figures`, commit both.

@@ -1,4 +1,4 @@
-"""Notebooks: executed by termbase/notebooks.py, rendered by mkdocs-jupyter in every language.
+"""Notebooks: executed by termbase/run/notebooks.py, rendered by mkdocs-jupyter in every language.
 
 Executing a notebook is its test (its cells assert what they print); these tests check that the
 runner does execute them, that a failing cell fails the build with a message naming it, that an

@@ -43,3 +43,11 @@ def test_the_contributing_guide_sets_up_with_the_readme_test_command():
     for lang in LANGS:
         page = (ROOT / "docs" / f"contributing.{lang}.md").read_text(encoding="utf-8")
         assert test in page.splitlines(), f"docs/contributing.{lang}.md: set up with the README's test command"
+
+
+def test_the_set_up_hint_is_the_readmes_install():
+    from termbase.__main__ import SETUP
+
+    serve, _ = readme_commands()
+    install = serve.rsplit(" && ", 1)[0]  # everything before `mkdocs serve`
+    assert install in SETUP, (install, SETUP)

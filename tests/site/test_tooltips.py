@@ -51,3 +51,23 @@ def test_not_the_page_own_term_nor_a_term_the_author_linked():
     own = links(add(html.replace("../attention/", "../../glossary/attention/"),
                                       "glossary/softmax/", "en", "softmax"))
     assert own == []
+
+
+def test_no_link_inside_the_names_in_other_languages_or_the_hidden_synonyms():
+    for lang in BASE.languages:
+        for slug, term in terms().items():
+            others = " · ".join(f'{other}: <em lang="{other}">{term[other]["term"]}</em>'
+                                for other in BASE.languages if other != lang)
+            html = (f"<p><strong>Other languages:</strong> {others} <span class=\"termbase-search-terms\" hidden>"
+                    f"{', '.join(term[lang].get('synonyms') or [])}</span></p>")
+            assert not links(add(html, f"glossary/{slug}/", lang, slug)), (lang, slug)
+
+
+def test_no_link_inside_the_pages_own_names_in_any_language():
+    for lang in BASE.languages:
+        for slug, term in terms().items():
+            names = [term[other]["term"] for other in BASE.languages]
+            html = "<p>" + ". ".join(names) + ".</p>"
+            assert not links(add(html, f"glossary/{slug}/", lang, slug)), (lang, slug, names)
+    # the same words on another page are linked as usual
+    assert links(add("<p>multi-head attention</p>", "glossary/softmax/", "en", "softmax"))

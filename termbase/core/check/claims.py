@@ -3,9 +3,7 @@ of a page cites the same claims in the same order."""
 
 from __future__ import annotations
 
-import re
-
-from termbase.core import claims, notebook_source
+from termbase.core import claims, markdown, notebook_source
 from termbase.core.project import Project
 
 
@@ -14,11 +12,6 @@ def check_claims(project: Project, pages, report) -> None:
     cited: dict[str, list] = {}
     by_page: dict[str, dict[str, list[str]]] = {}
     for page in pages.values():
-        for number, line in enumerate(page.text.splitlines(), 1):
-            for bad in claims.CITATION_LIKE.findall(re.sub(r"`[^`]*`", "", line)):  # code may show the form
-                if not claims.CITATION.fullmatch(bad):
-                    report.add(page.path, number, f"malformed claim citation '{bad}'",
-                               "write `{{ claim:<id> }}` with a lowercase-with-hyphens id")
         found = claims.citations(page.text)
         by_page.setdefault(page.neutral, {})[page.lang] = [claim_id for _, claim_id in found]
         for number, claim_id in found:
@@ -27,6 +20,10 @@ def check_claims(project: Project, pages, report) -> None:
         source = notebook_source.read_source(path)
         per_lang: dict[str, list[str]] = {}
         for lang, line, text in notebook_source.prose_cells(source):
+            for token in markdown.page_tokens(text):  # a notebook renders no marker
+                if token.problem or token.kind == "marker":
+                    report.add(path, line + token.line - 1, token.problem or f"marker '{token.raw}' in a notebook",
+                               token.fix or "notebooks have no markers: write the text itself")
             for offset, claim_id in claims.citations(text):
                 cited.setdefault(claim_id, []).append((path, line + offset - 1))
                 per_lang.setdefault(lang, []).append(claim_id)

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from termbase.core import notebook_source, prose, spelling
+from termbase.core import markdown, notebook_source, prose, spelling
 from termbase.core.check import wording, yamlfile
+from termbase.core.check.records import PLACEHOLDER
 from termbase.core.model import TermBase
 
-ENTRY_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s#]+\.md)(#[^)]*)?\)")
 WORD = re.compile(r"[\w-]+")
 # Synonyms are admitted names (many are the English term): neither spelled nor avoided here.
 RECORD_PROSE = ("term", "short", "figure_alt")
@@ -58,7 +58,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     for page in pages.values():
         if page.lang == lang:
             out += _with_plain([Line(page.path, number, prose.prose(raw, quotes=True), raw)
-                                for number, raw in prose.markdown_lines(page.text)])
+                                for number, raw in prose.markdown_lines(page.text) if not PLACEHOLDER.search(raw)])
     for path in base.term_files():
         record, lines = yamlfile.load(path, _Ignore())
         local = (record or {}).get(lang) if isinstance(record, dict) else None
@@ -66,6 +66,8 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
             continue
         for key in RECORD_PROSE:
             for key_path, value in yamlfile.walk(local.get(key), (lang, key)):
+                if PLACEHOLDER.search(value):
+                    continue  # `termbase new`'s text, reported once as a placeholder
                 item = Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True))
                 item.spelled = key in SPELLED
                 out += _with_plain([item])
@@ -185,16 +187,17 @@ def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report) -> N
 def _linked_names(base: TermBase, item: Line, lang: str, report) -> None:
     """A link to an entry names the concept by its term or a listed synonym (inflected forms
     are fine: every word of the name starts a word of the link text, in order)."""
-    for text, target, _ in ENTRY_LINK.findall(item.markdown):
-        resolved = (item.path.parent / target).resolve()
-        match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", _relative(base, resolved) or "")
-        if not match or match.group(1) not in base.terms or text.startswith(("`", "!")):
+    for link in markdown.LINK.finditer(item.markdown):
+        text = link.group("text")
+        resolved = (item.path.parent / link.group("target")).resolve()
+        slug = markdown.entry_slug(_relative(base, resolved) or "")
+        if slug not in base.terms or not text or text.startswith(("`", "!")):
             continue
-        local = base.terms[match.group(1)].get(lang) or {}
+        local = base.terms[slug].get(lang) or {}
         names = [local.get("term", ""), *(local.get("synonyms") or [])]
         words = [w.lower() for w in WORD.findall(text)]
         if not any(_contains(words, [w.lower() for w in WORD.findall(str(name))]) for name in names if name):
-            report.add(item.path, item.line, f"the link \"{text}\" to {match.group(1)} does not name the concept",
+            report.add(item.path, item.line, f"the link \"{text}\" to {slug} does not name the concept",
                        f"use its term \"{local.get('term')}\" or a synonym listed in its record")
 
 

@@ -4,20 +4,15 @@ every page in every language."""
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from termbase.core import mathml, prose, sections
+from termbase.core import markdown, mathml, prose, sections
 from termbase.core.check.records import PLACEHOLDER
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, SECTION_KEYS, TermBase, page_lang
 
-LINK = re.compile(r"\]\(([^)\s#]+\.md)(#[^)]*)?\)")
-MARKER_LINE = re.compile(r"^\{\{ ?([a-z_]+) ?\}\}\s*$")
-ANY_MARKER = re.compile(r"\{\{\s*([^}]*?)\s*\}\}")
-FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*\{?\s*\.?(\w*)")
 
 
 @dataclass
@@ -29,8 +24,7 @@ class PageText:
 
     @property
     def slug(self) -> str | None:
-        match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", self.neutral)
-        return match.group(1) if match and match.group(1) != "index" else None
+        return markdown.entry_slug(self.neutral)
 
 
 def check_pages(base: TermBase, report) -> dict[Path, PageText]:
@@ -66,12 +60,12 @@ def check_pages(base: TermBase, report) -> dict[Path, PageText]:
             report.add(project.terms_dir / f"{slug}.yml", 1, f"entry '{slug}' has no pages",
                        f"run `python -m termbase new {slug}` or add docs/glossary/{slug}.<lang>.md")
     for neutral, files in groups.items():
-        match = re.fullmatch(r"glossary/([a-z0-9-]+)\.md", neutral)
-        if match and match.group(1) != "index" and match.group(1) not in terms:
-            close = difflib.get_close_matches(match.group(1), list(terms), n=1, cutoff=0.6)
+        slug = markdown.entry_slug(neutral)
+        if slug is not None and slug not in terms:
+            close = difflib.get_close_matches(slug, list(terms), n=1, cutoff=0.6)
             fix = (f"did you mean '{close[0]}'? rename the pages to glossary/{close[0]}.<lang>.md" if close
-                   else f"add termbase/data/terms/{match.group(1)}.yml (or run `python -m termbase new {match.group(1)}`)")
-            report.add(next(iter(files.values())), 1, f"page for '{match.group(1)}' has no term-base record", fix)
+                   else f"add termbase/data/terms/{slug}.yml (or run `python -m termbase new {slug}`)")
+            report.add(next(iter(files.values())), 1, f"page for '{slug}' has no term-base record", fix)
     for page in pages.values():
         if page.slug in terms:
             _check_entry_structure(base, page, report)
@@ -100,67 +94,65 @@ def _front_matter(page: PageText, lines: list[str], report) -> int:
 
 def _check_page(base: TermBase, page: PageText, neutral_pages: set[str], report) -> None:
     project = base.project
-    lines = page.text.splitlines()
-    _front_matter(page, lines, report)
+    _front_matter(page, page.text.splitlines(), report)
     is_entry = page.slug is not None
-    fence = None
     display_math = None
-    for number, line in enumerate(lines, 1):
-        match = FENCE.match(line)
-        if fence is None and match:
-            fence = (number, match.group(3).lower(), [])
-            continue
-        if fence is not None:
-            if re.match(r"^\s*(`{3,}|~{3,})\s*$", line):
-                start, language, body = fence
-                if language in ("python", "py", "pycon", "python3") and any(
-                    b.strip() and not sections.REFERENCE.search(b) for b in body
-                ):
-                    report.add(page.path, start, "Python written inline in a page",
-                               "move the code into a module under snippets/ and embed it with --8<--")
-                fence = None
-            else:
-                fence[2].append(line)
-            for ref in sections.REFERENCE.findall(line):
+    blanked = {line.number: blank for line, blank in markdown.prose(page.text)}
+    for line in markdown.scan(page.text):
+        number, text = line.number, line.text
+        if line.kind == markdown.FENCE and line.fence.end == number:
+            fence = line.fence
+            if fence.is_python and any(b.strip() and not markdown.REFERENCE.search(b) for _, b in fence.body):
+                report.add(page.path, fence.start, "Python written inline in a page",
+                           "move the code into a module under snippets/ and embed it with --8<--")
+        if line.kind in (markdown.CODE, markdown.TEXT):
+            for ref in markdown.REFERENCE.findall(text):
                 missing = sections.missing(project.root, ref)
                 if missing:
                     report.add(page.path, number, missing, "create it, or fix the reference `file.py:section`")
-            continue
-        if line.strip() == "$$":
+        if line.kind == markdown.MATH:
             if display_math is None:
                 display_math = (number, [])
             else:
                 _formula(page, display_math[0], "\n".join(display_math[1]), report)
                 display_math = None
-            continue
-        if display_math is not None:
-            display_math[1].append(line)
-            continue
-        for ref in sections.REFERENCE.findall(line):
-            missing = sections.missing(project.root, ref)
-            if missing:
-                report.add(page.path, number, missing, "create it, or fix the reference `file.py:section`")
-        for target, _ in LINK.findall(line):
-            if "://" in target:
-                continue
-            resolved = (page.path.parent / target).resolve()
-            try:
-                rel = resolved.relative_to(project.docs.resolve()).as_posix()
-            except ValueError:
-                rel = None
-            if rel not in neutral_pages:
-                report.add(page.path, number, f"link to '{target}' leads to no page",
-                           "link to an existing page, e.g. `self-attention.md`")
-        if PLACEHOLDER.search(re.sub(r"`[^`]*`", "", line)):  # a page may quote the marker in code
-            report.add(page.path, number, "unfilled placeholder from `termbase new`", "replace it with your text")
-        _markers(page, number, line, is_entry, report)
-        if prose.unbalanced_dollar(line):
-            report.add(page.path, number, "a '$' opens or closes no formula (the page would show it raw)",
-                       "close the formula ($...$), or write \\$ for a dollar sign")
-        for tex in prose.inline_formulas(line):
-            _formula(page, number, tex, report)
+        elif line.kind == markdown.FORMULA:
+            display_math[1].append(text)
+        elif line.kind == markdown.TEXT:
+            if markdown.opens_fence(text):
+                report.add(page.path, number, "code fence is never closed (the page would show its lines as text)",
+                           f"add a `{markdown.opens_fence(text)['mark']}` line after the code")
+            _prose_line(base, page, number, text, blanked[number], is_entry, neutral_pages, report)
     if display_math is not None:
         report.add(page.path, display_math[0], "a display formula ($$) is never closed", "add a `$$` line after it")
+
+
+def _prose_line(base: TermBase, page: PageText, number: int, line: str, blanked: str, is_entry: bool,
+                neutral_pages: set[str], report) -> None:
+    project = base.project
+    for link in markdown.LINK.finditer(line):
+        target = link.group("target")
+        if "://" in target:
+            continue
+        resolved = (page.path.parent / target).resolve()
+        try:
+            rel = resolved.relative_to(project.docs.resolve()).as_posix()
+        except ValueError:
+            rel = None
+        if rel not in neutral_pages:
+            slug = markdown.entry_slug(rel or "")
+            close = difflib.get_close_matches(slug, list(base.terms), n=1, cutoff=0.6) if slug else []
+            report.add(page.path, number, f"link to '{target}' leads to no page",
+                       f"did you mean '{target.replace(slug + '.md', close[0] + '.md')}'?" if close
+                       else "link to an existing page, e.g. `self-attention.md`")
+    if PLACEHOLDER.search(blanked):  # a page may quote the marker in code
+        report.add(page.path, number, "unfilled placeholder from `termbase new`", "replace it with your text")
+    _markers(page, number, line, blanked, is_entry, report)
+    if prose.unbalanced_dollar(line):
+        report.add(page.path, number, "a '$' opens or closes no formula (the page would show it raw)",
+                   "close the formula ($...$), or write \\$ for a dollar sign")
+    for tex in prose.inline_formulas(line):
+        _formula(page, number, tex, report)
 
 
 def _formula(page: PageText, line: int, tex: str, report) -> None:
@@ -169,14 +161,20 @@ def _formula(page: PageText, line: int, tex: str, report) -> None:
         report.add(page.path, line, f"formula does not parse: {reason}", "fix the LaTeX")
 
 
-def _markers(page: PageText, number: int, line: str, is_entry: bool, report) -> None:
-    for found in ANY_MARKER.finditer(re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)):
-        name = found.group(1)
-        if name.startswith("claim:"):
-            continue  # checked with the claims
-        if not MARKER_LINE.match(line.strip()):
-            report.add(page.path, number, f"marker '{found.group()}' is not alone on its line",
-                       "put each `{{ marker }}` on a line of its own")
+def _markers(page: PageText, number: int, line: str, blanked: str, is_entry: bool, report) -> None:
+    """Each `{{ ... }}` of a prose line, read by the grammar the renderer expands
+    (core/markdown.py): a marker with a problem is one the page would show as typed."""
+    if markdown.stray_braces(blanked):
+        report.add(page.path, number, "'{{' opens no marker (the page would show it as typed)",
+                   "write a marker as `{{ name }}` on a line of its own, or put the braces in `code`")
+    for token in markdown.tokens(line, number, blanked):
+        if token.kind == "claim":
+            if token.problem:
+                report.add(page.path, number, token.problem, token.fix)
+            continue
+        name = token.name
+        if token.problem:
+            report.add(page.path, number, token.problem, token.fix)
         elif name in ENTRY_MARKERS and not is_entry:
             report.add(page.path, number, f"marker '{{{{ {name} }}}}' belongs to glossary entries only",
                        "use it on a docs/glossary/<slug>.<lang>.md page, or remove it")
@@ -186,14 +184,11 @@ def _markers(page: PageText, number: int, line: str, is_entry: bool, report) -> 
             report.add(page.path, number, f"unknown marker '{{{{ {name} }}}}'", hint)
 
 
-def headings(lines):
+def headings(text: str):
     """(line, title) of each `## ` heading outside code."""
-    in_fence = False
-    for number, line in enumerate(lines, 1):
-        if FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and line.startswith("## "):
-            yield number, line[3:].strip()
+    for line in markdown.scan(text):
+        if line.kind == markdown.TEXT and line.text.startswith("## "):
+            yield line.number, line.text[3:].strip()
 
 
 def _check_entry_structure(base: TermBase, page: PageText, report) -> None:
@@ -207,7 +202,7 @@ def _check_entry_structure(base: TermBase, page: PageText, report) -> None:
     by_title = {title: key for key, title in titles.items()}
     found = []
     unknown = False
-    for number, title in headings(lines):
+    for number, title in headings(page.text):
         if title not in by_title:
             unknown = True
             report.add(page.path, number, f"unknown section '{title}'",
@@ -229,7 +224,7 @@ def _check_entry_structure(base: TermBase, page: PageText, report) -> None:
             report.add(page.path, n, f"section '{titles[k]}' is {why}", f"an entry's sections are, in this order: {order}")
     for marker in ENTRY_MARKERS:
         wanted = 1 if marker != "figure" or term.get("figure") else 0
-        count = sum(1 for line in lines if MARKER_LINE.match(line.strip()) and MARKER_LINE.match(line.strip()).group(1) == marker)
+        count = sum(1 for line, blank in markdown.prose(page.text) if markdown.marker_line(line.text, blank) == marker)
         if count != wanted:
             report.add(page.path, 1, f"marker '{{{{ {marker} }}}}' appears {count} times, expected {wanted}",
                        "keep the marker lines of the entry template")

@@ -6,12 +6,12 @@ import difflib
 import re
 
 from termbase.core import mathml
+from termbase.core.markdown import SLUG
 from termbase.core.check import yamlfile
 from termbase.core.model import TermBase
 from termbase.core.project import mkdocs_config, nav_labels
 
 PLACEHOLDER = re.compile(r"TODO\(termbase\)")
-SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 REQUIRED = ("category", "level", "related", "sources", "code", "formula")
 LOCAL_REQUIRED = ("term", "short")
 UI_REQUIRED = ("site_name", "language_name", "nav", "sections", "labels", "categories", "levels")
@@ -118,12 +118,15 @@ def check_records(base: TermBase, report) -> dict:
         for field in REQUIRED:
             if field not in term:
                 report.add(path, 1, f"field '{field}' is missing", f"add `{field}:` (see termbase/data/terms/README.md)")
+        choices = {("category",): ui["categories"], ("level",): ui["levels"]}
         for key_path, value in yamlfile.walk(term):
-            if PLACEHOLDER.search(value):
-                report.add(path, at(*key_path), f"'{'.'.join(map(str, key_path))}' is still a placeholder", "write it")
-        if "category" in term and term["category"] not in ui["categories"]:
+            if PLACEHOLDER.search(value):  # one line per placeholder, and no other rule on it
+                fix = f"use one of: {', '.join(choices[key_path])}" if key_path in choices else "write it"
+                report.add(path, at(*key_path), f"'{'.'.join(map(str, key_path))}' is still a placeholder", fix)
+        unfilled = {key for key in ("category", "level") if PLACEHOLDER.search(str(term.get(key, "")))}
+        if "category" in term and "category" not in unfilled and term["category"] not in ui["categories"]:
             report.add(path, at("category"), f"unknown category '{term['category']}'", f"use one of: {', '.join(ui['categories'])}")
-        if "level" in term and term["level"] not in ui["levels"]:
+        if "level" in term and "level" not in unfilled and term["level"] not in ui["levels"]:
             report.add(path, at("level"), f"unknown level '{term['level']}'", f"use one of: {', '.join(ui['levels'])}")
         for index, other in enumerate(term.get("related") or []):
             if other not in records:

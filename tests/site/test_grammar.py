@@ -1,0 +1,134 @@
+"""One Markdown grammar (termbase/core/markdown.py) for the check and the render: any page the
+check accepts renders with no marker left and every claim mark in place, and a page that would
+show a marker as typed fails the check on that line. The oracle is Python-Markdown with
+superfences, the renderer the site uses, not the grammar itself."""
+
+import re
+from pathlib import Path
+
+import markdown as python_markdown
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from termbase.core import markdown
+from termbase.core.check import Report
+from termbase.core.check.pages import PageText, _check_page
+from termbase.core.model import TermBase
+from termbase.site.pages import Pages
+from tests.site.sitetools import PROJECT, copy_project
+
+BASE = TermBase(PROJECT)
+PAGES = Pages(BASE, "en", None, "/")
+SLUG = "softmax"
+NEUTRAL = f"glossary/{SLUG}.md"
+PATH = PROJECT.docs / "glossary" / f"{SLUG}.en.md"
+NEUTRAL_PAGES = {f"glossary/{slug}.md" for slug in BASE.terms} | {"index.md"}
+CLAIM = "sdpa-scale-default"
+
+MARKERS = ["{{ summary }}", "{{ related }}", "{{ sources }}"]
+SPELLINGS = ["{{summary}}", "{{ summary}}", "{{summary }}", "{{  summary }}", " {{ summary }}",
+             "    {{ related }}", "{{ summary }} ", "{{ Summary }}", "{{ sumary }}", "{{ summary }} and text",
+             "text {{ related }}", "{{ }}", "{{ claim }}"]
+CITATIONS = [f"{{{{ claim:{CLAIM} }}}}", f"{{{{claim:{CLAIM}}}}}", f"{{{{ claim: {CLAIM} }}}}",
+             "{{ claim:Bad_Id }}", f"{{{{ claim:{CLAIM}}}}}"]
+PROSE = ["Attention weights sum to one.", "The scale is 1/sqrt(d).", "", "## Notes", "- an item",
+         "`{{ summary }}` in code", f"`{{{{ claim:{CLAIM} }}}}` shows the form", "``{{ related }}``",
+         "a stray {{ brace", "closing }} only", "See [softmax](softmax.md)."]
+FENCES = ["```python", "```text", "```", "~~~", "````"]
+FRAGMENT = st.sampled_from(MARKERS + SPELLINGS + CITATIONS + PROSE + FENCES)
+LINE = st.one_of(FRAGMENT, st.tuples(FRAGMENT, FRAGMENT).map(" ".join))
+PAGE = st.lists(LINE, max_size=14).map("\n".join)
+
+
+def check(text: str) -> list:
+    report = Report(PROJECT)
+    _check_page(BASE, PageText(PATH, NEUTRAL, "en", text), NEUTRAL_PAGES, report)
+    return report
+
+
+def outside_code(text: str) -> str:
+    """What a reader sees as the page's text, not code: Python-Markdown decides what is code."""
+    html = python_markdown.markdown(text, extensions=["pymdownx.superfences", "admonition"])
+    return re.sub(r"<pre\b.*?</pre>|<code\b.*?</code>", "", html, flags=re.S)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(PAGE)
+@example("{{summary}}")
+@example("{{ summary }}\n\nIt is fast. " + f"{{{{ claim:{CLAIM} }}}}")
+@example("```python\n{{ summary }}\n```")
+def test_a_page_the_check_accepts_renders_every_marker_and_claim(text):
+    problems = check(text)
+    source_view = outside_code(text)
+    rendered = outside_code(PAGES.expand(text, NEUTRAL))
+    cited = source_view.count("{{ claim:")
+    if not problems:
+        assert "{{" not in rendered, rendered
+        assert rendered.count('class="termbase-claim"') == cited
+    if "{{" in rendered:  # shown as typed: the check names a line that holds it
+        lines = text.splitlines()
+        assert any("{{" in lines[p.line - 1] for p in problems if 0 < p.line <= len(lines)), (text, problems)
+
+
+@pytest.mark.parametrize("written", ["{{summary}}", "{{ summary}}", "{{summary }}", "{{  summary  }}",
+                                     " {{ summary }}", "{{ summary }} and more", "{{ summary"])
+def test_each_misspelt_marker_fails_the_check_on_its_line_with_the_one_spelling(written):
+    text = f"Intro.\n\n{written}\n"
+    problems = check(text)
+    assert [p.line for p in problems] == [3], problems
+    assert "{{ summary }}" in problems[0].fix or "{{ marker }}" in problems[0].fix or "{{ name }}" in problems[0].fix
+    assert "!!! abstract" not in PAGES.expand(text, NEUTRAL)
+
+
+def test_the_one_spelling_passes_and_renders():
+    text = f"{{{{ summary }}}}\n\nIt is so. {{{{ claim:{CLAIM} }}}}\n"
+    assert not check(text)
+    out = PAGES.expand(text, NEUTRAL)
+    assert "!!! abstract" in out and 'class="termbase-claim"' in out and "{{" not in out
+
+
+def test_code_shows_the_forms_unexpanded():
+    text = "```text\n{{ summary }}\n```\n\nWrite `{{ claim:<id> }}` or `{{ summary }}`.\n"
+    assert not check(text)
+    assert PAGES.expand(text, NEUTRAL).endswith(text)
+
+
+def test_the_scanners_agree_on_fences_includes_and_links():
+    text = ('---\ntitle: x\n---\n```python\n--8<-- "snippets/softmax.py:code"\n```\n\n'
+            "~~~\n```\n~~~\n$$\n{{ x }}\n$$\n[a](softmax.md) and [b](../faq/x.md#y)\n")
+    kinds = [line.kind for line in markdown.scan(text)]
+    assert kinds == ["front"] * 3 + ["fence", "code", "fence", "text", "fence", "code", "fence",
+                                     "math", "formula", "math", "text"]
+    (python, tilde) = markdown.fences(text)
+    assert python.refs == ("snippets/softmax.py:code",) and python.is_python and tilde.body == [(9, "```")]
+    assert [m["target"] for m in markdown.LINK.finditer(text)] == ["softmax.md", "../faq/x.md"]
+    assert markdown.entry_slug("glossary/kv-cache.md") == "kv-cache" and markdown.entry_slug("glossary/index.md") is None
+    assert markdown.expand_includes('  --8<-- "a.py:b"\n', lambda ref: "x = 1\n\ny = 2\n") == "  x = 1\n\n  y = 2\n"
+
+
+def test_claim_citations_are_stripped_for_colab_only_where_the_page_would_mark_them():
+    text = f"It is so. {{{{ claim:{CLAIM} }}}}\n`{{{{ claim:{CLAIM} }}}}`\n"
+    assert markdown.strip_citations(text) == f"It is so.\n`{{{{ claim:{CLAIM} }}}}`\n"
+
+
+def test_a_misspelt_marker_in_a_copy_fails_check_with_path_and_line(tmp_path):
+    from termbase.core import check
+    from termbase.core.project import load
+
+    project = copy_project(tmp_path / "project", cache=False)
+    page = project / "docs" / "glossary" / f"{SLUG}.en.md"
+    text = page.read_text(encoding="utf-8")
+    assert "{{ summary }}" in text
+    page.write_text(text.replace("{{ summary }}", "{{summary}}", 1), encoding="utf-8")
+    number = next(n for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+                  if line == "{{summary}}")
+    lines = [str(p) for p in check.run(load(project), spelling=False)]
+    assert f"docs/glossary/{SLUG}.en.md:{number}: marker '{{{{summary}}}}' is not written `{{{{ summary }}}}`" \
+        " - write `{{ summary }}`: one space inside each pair of braces, a lowercase name" in lines, lines
+
+
+def test_every_page_of_the_site_reads_the_same_to_check_and_render():
+    for path in sorted(Path(PROJECT.docs).rglob("*.md")):
+        for token in markdown.page_tokens(path.read_text(encoding="utf-8")):
+            assert token.problem is None, f"{path}:{token.line}: {token.problem}"
