@@ -51,7 +51,9 @@ def eager_flex_attention(q, k, v, **kwargs):
 
 def causal_mask_mod(b, h, q_idx, kv_idx):
     """True = may attend: the key is at or before the query, as with
-    F.scaled_dot_product_attention(..., is_causal=True)."""
+    F.scaled_dot_product_attention(..., is_causal=True): aligned to the
+    upper left, so with L < S queries after a cache it is not the causal
+    mask of the last L positions (that is kv_idx <= q_idx + S - L)."""
     return kv_idx <= q_idx
 
 

@@ -33,7 +33,8 @@ def prefix_lm_mask(prefix_lengths, length):
 
 def prefix_lm_mask_mod(prefix_lengths):
     """The same rule as a FlexAttention mask_mod over a (B,) tensor of
-    prefix lengths: (b, h, q_idx, kv_idx) -> bool, True = may attend."""
+    prefix lengths: (b, h, q_idx, kv_idx) -> bool, True = may attend.
+    For L == S, as prefix_lm_mask: q_idx is the query's position."""
 
     def mask_mod(b, h, q_idx, kv_idx):
         return (kv_idx <= q_idx) | (kv_idx < prefix_lengths[b])

@@ -43,14 +43,18 @@ def sliding_window_mask(num_queries, num_keys=None, *, window, device=None):
     return (k_pos <= q_pos) & (k_pos > q_pos - window)
 
 
-def sliding_window_mask_mod(window):
+def sliding_window_mask_mod(window, *, offset=0):
     """The same rule as a FlexAttention mask_mod: (b, h, q_idx, kv_idx) ->
-    bool, True = may attend; it works on ints and on index tensors."""
-    if window < 1:
-        raise ValueError("need window >= 1")
+    bool, True = may attend; it works on ints and on index tensors.
+    q_idx counts from 0 in the queries, so query q_idx is at position
+    q_idx + offset: offset = S - L for L queries that are the last L of S
+    positions (decoding after a cache), 0 when L == S."""
+    if window < 1 or offset < 0:
+        raise ValueError("need window >= 1 and offset >= 0")
 
     def mask_mod(b, h, q_idx, kv_idx):
-        return (kv_idx <= q_idx) & (q_idx - kv_idx < window)
+        q_pos = q_idx + offset
+        return (kv_idx <= q_pos) & (q_pos - kv_idx < window)
 
     return mask_mod
 # --8<-- [end:code]

@@ -300,6 +300,19 @@ def test_angles_rounded_to_bfloat16_are_far_off():
     assert (bad.double() - exact).abs().max() > 1.0
 
 
+def test_float32_angles_near_a_million_positions_are_hundredths_off():
+    """The page: float32 holds every position up to 2**24 exactly, but the
+    other angles m theta_c are rounded, by up to about 0.06 rad near
+    position 10**6 (against float64)."""
+    pos = torch.arange(10**6 - 4096, 10**6)
+    for theta in (10000.0, 1000000.0):
+        single = rope_angles(pos, 128, rope_theta=theta)
+        double = rope_angles(pos, 128, rope_theta=theta, dtype=torch.float64)
+        error = (single.double() - double).abs()
+        assert (error[:, 0] == 0).all()  # m theta_1 = m: exact
+        assert 0.02 < error.max() < 0.1
+
+
 def test_larger_theta_rotates_slower_and_pair_zero_turns_one_radian():
     for theta in (10000.0, 500000.0):
         angles = rope_angles(torch.tensor([1]), 16, rope_theta=theta)

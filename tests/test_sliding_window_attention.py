@@ -73,6 +73,42 @@ def test_mask_matches_the_rule_entry_by_entry(num_queries, num_keys, window):
     for i in range(num_queries):
         for j in range(num_keys):  # plain ints, as a mask_mod may get
             assert bool(mask_mod(0, 0, i + first, j)) == bool(mask[i, j])
+    # q_idx counted from 0 in the L queries: offset = S - L aligns them
+    shifted = sliding_window_mask_mod(window, offset=first)
+    q_idx, kv_idx = torch.arange(num_queries)[:, None], torch.arange(num_keys)
+    assert torch.equal(shifted(0, 0, q_idx, kv_idx), mask)
+
+
+def test_flex_attention_after_a_cache_needs_the_offset():
+    """The review's case: L = 2 queries after a cache, S = 8, W = 3. The
+    mask_mod without offset aligns to the upper left and gives another
+    attention; with offset = S - L it equals SDPA with sliding_window_mask."""
+    import warnings
+
+    from torch.nn.attention.flex_attention import create_mask, flex_attention
+
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(1, 1, 2, 4, generator=gen)
+    k, v = torch.randn(2, 1, 1, 8, 4, generator=gen).unbind(0)
+    ref = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=sliding_window_mask(2, 8, window=3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for offset, same in ((0, False), (6, True)):
+            mask_mod = sliding_window_mask_mod(3, offset=offset)
+            dense = create_mask(mask_mod, 1, 1, 2, 8, device="cpu")[0, 0]
+            assert torch.equal(dense, sliding_window_mask(2, 8, window=3)) \
+                == same
+            block = create_block_mask_for(mask_mod, 2, 8)
+            out = flex_attention(q, k, v, block_mask=block)
+            assert torch.allclose(out, ref, atol=1e-6) == same
+
+
+def create_block_mask_for(mask_mod, num_queries, num_keys):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    return create_block_mask(mask_mod, 1, 1, num_queries, num_keys,
+                             device="cpu")
 
 
 def test_mask_mod_under_vmap_like_flex_attention():
