@@ -3,12 +3,15 @@ softmax, prefill and decode, ring attention."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 from matplotlib.patches import Rectangle
 
 from termbase.cli.figures import (INK, LINE, MASKED, MUTED, PAPER, _num, arrow, box, cell_color,
                                   figure, ink_on, text)
 from snippets.online_softmax import attend_part, merge, scores  # noqa: E402
+from snippets.prefill_and_decode import arithmetic_intensity  # noqa: E402
 
 PART = ["#2ca02c", "#d62728", "#9467bd", "#8c564b"]  # one colour per part of the keys
 
@@ -71,3 +74,69 @@ def online_softmax_figure(ax):
     total = float(weights.sum())
     text(ax, bx + 0.78, 1.15, f"$\\sum_j e^{{\\lambda_j - \\lambda}} = {_num(total, 2)}$", size=11, color=MUTED)
     text(ax, x0 + 5 * cell, 0.3, "$o = \\sum_j e^{\\lambda_j - \\lambda}\\, o_j$", size=13, color=INK)
+
+
+# --- prefill and decode -----------------------------------------------------------------------
+def generation_steps(total=10, prompt=7, chunk=3):
+    """(start, stop) of each call: the prompt in chunks, then one decode step per token, as
+    snippets/prefill_and_decode.generate makes them."""
+    steps = [(a, min(a + chunk, prompt)) for a in range(0, prompt, chunk)]
+    return steps + [(t, t + 1) for t in range(prompt, total)]
+
+
+def intensities(tokens=(1, 16, 256, 2048), d=1024):
+    """FLOPs per byte of a d x d bfloat16 linear layer for each number of tokens per call."""
+    layer = torch.nn.Linear(d, d, bias=False, dtype=torch.bfloat16)
+    return [arithmetic_intensity(layer, torch.zeros(n, d, dtype=torch.bfloat16)) for n in tokens]
+
+
+@figure("prefill-and-decode", (10.4, 4.0))
+def prefill_and_decode_figure(ax):
+    """Left: which keys each query row uses, over T = 10 positions: a prompt of 7 in chunks of
+    3, 3 and 1, then three decode steps; one colour per call, the cache it reads in light blue.
+    Right: FLOPs per byte of a linear layer against tokens per call, log scale, with an A100's
+    ridge (312 TFLOP/s over 2.0 TB/s)."""
+    total, cell, x0, top = 10, 0.3, 0.9, 3.55
+    steps = generation_steps(total)
+    for s, (start, stop) in enumerate(steps):
+        color = PART[s % len(PART)] if stop - start > 1 or s < 3 else MUTED
+        for i in range(start, stop):
+            for j in range(total):
+                x, y = x0 + j * cell, top - (i + 1) * cell
+                if j > i:
+                    _cell(ax, x, y, cell, cell, MASKED, ec=LINE, lw=0.6, hatch="////")
+                elif j >= start:
+                    _cell(ax, x, y, cell, cell, color)
+                else:
+                    _cell(ax, x, y, cell, cell, cell_color(0.35, "weights"))
+        y_mid = top - (start + stop) / 2 * cell
+        label = f"$L = {stop - start}$"
+        text(ax, x0 + total * cell + 0.12, y_mid, label, size=10, color=color, ha="left")
+    for j in range(total):
+        text(ax, x0 + (j + 0.5) * cell, top + 0.13, f"${j + 1}$", size=9, color=MUTED)
+    for i in range(total):
+        text(ax, x0 - 0.1, top - (i + 0.5) * cell, f"$q_{{{i + 1}}}$", size=9, ha="right")
+    ax.plot([x0 - 0.05, x0 + total * cell + 0.05], [top - 7 * cell] * 2, color=INK, lw=1.4, clip_on=False)
+    # Right: arithmetic intensity, log scale.
+    tokens = (1, 16, 256, 2048)
+    values = intensities(tokens)
+    bx, by, height, width = 5.5, 0.6, 2.9, 0.7
+    top_log = math.log10(1000)
+
+    def y_of(value):
+        return by + height * math.log10(value) / top_log
+
+    for n, (t, value) in enumerate(zip(tokens, values)):
+        x = bx + n * (width + 0.35)
+        ridge_side = cell_color(0.8, "signed") if value >= 156 else cell_color(0.55, "weights")
+        ax.add_patch(Rectangle((x, by), width, max(y_of(value) - by, 0.02), fc=ridge_side, ec=PAPER,
+                               clip_on=False))
+        text(ax, x + width / 2, max(y_of(value), by) + 0.15, _num(value, 1), size=10)
+        text(ax, x + width / 2, by - 0.2, f"$n = {t}$", size=10)
+    ridge = 312 / 2.0  # A100: 312 TFLOP/s bfloat16, 2.0 TB/s
+    right = bx + 4 * (width + 0.35)
+    ax.plot([bx - 0.15, right], [y_of(ridge)] * 2, color=INK, lw=1.0, ls=(0, (4, 3)), clip_on=False)
+    text(ax, right + 0.05, y_of(ridge), f"${ridge:.0f}$", size=10, ha="left")
+    ax.plot([bx - 0.15, bx - 0.15], [by, by + height], color=MUTED, lw=0.8, clip_on=False)
+    for power in range(4):
+        text(ax, bx - 0.22, y_of(10 ** power), f"$10^{{{power}}}$", size=9, color=MUTED, ha="right")
