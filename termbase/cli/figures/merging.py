@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 
 import torch
-from matplotlib.patches import Rectangle
+from matplotlib.colors import to_rgba
+from matplotlib.patches import Polygon, Rectangle
 
-from termbase.cli.figures import (INK, LINE, MASKED, MUTED, PAPER, _num, arrow, box, cell_color,
+from termbase.cli.figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, _num, arrow, box, cell_color,
                                   figure, ink_on, text)
 from snippets.online_softmax import attend_part, merge, scores  # noqa: E402
 from snippets.prefill_and_decode import arithmetic_intensity  # noqa: E402
@@ -140,3 +141,60 @@ def prefill_and_decode_figure(ax):
     ax.plot([bx - 0.15, bx - 0.15], [by, by + height], color=MUTED, lw=0.8, clip_on=False)
     for power in range(4):
         text(ax, bx - 0.22, y_of(10 ** power), f"$10^{{{power}}}$", size=9, color=MUTED, ha="right")
+
+
+# --- ring attention ---------------------------------------------------------------------------
+def ring_schedule(devices=4):
+    """step[r][j]: the step at which device r attends to key/value shard j, under the rotation
+    of snippets/ring_attention.ring_attention (each step, device r receives from r - 1)."""
+    held = list(range(devices))
+    step = [[0] * devices for _ in range(devices)]
+    for s in range(devices):
+        for r in range(devices):
+            step[r][held[r]] = s + 1
+        held = [held[(r - 1) % devices] for r in range(devices)]
+    return step
+
+
+@figure("ring-attention", (10.4, 3.9))
+def ring_attention_figure(ax):
+    """Left: the causal score matrix of a sequence in 4 shards, rows = devices' queries, columns =
+    key/value shards; each block carries the step at which its device computes it. Blocks above
+    the diagonal are fully masked (lse = -inf, weight 0), the diagonal ones half. Right: the ring
+    of 4 devices, each passing its key/value shard to the next."""
+    n = 4
+    schedule = ring_schedule(n)
+    block, x0, top = 0.72, 1.1, 3.45
+    for r in range(n):
+        for j in range(n):
+            x, y = x0 + j * block, top - (r + 1) * block
+            color = PART[r]
+            if j > r:
+                _cell(ax, x, y, block, block, MASKED, ec=LINE, lw=0.6, hatch="////")
+            elif j == r:
+                _cell(ax, x, y, block, block, PAPER, ec=LINE, lw=0.6)
+                ax.add_patch(Polygon([(x, y + block), (x, y), (x + block, y)], closed=True, fc=color,
+                                     ec=PAPER, lw=0.8, clip_on=False))
+                ax.add_patch(Polygon([(x, y + block), (x + block, y + block), (x + block, y)], closed=True,
+                                     fc=MASKED, ec=LINE, lw=0.6, hatch="////", clip_on=False))
+            else:
+                _cell(ax, x, y, block, block, color)
+            ink = INK if j > r else ink_on(to_rgba(color))
+            shift = -0.16 if j == r else 0.0  # into the computed half of a diagonal block
+            text(ax, x + block / 2 + shift, y + block / 2 + shift, f"{schedule[r][j]}", size=12, color=ink,
+                 weight="bold")
+        text(ax, x0 - 0.12, top - (r + 0.5) * block, f"$Q^{{({r + 1})}}$", size=12, ha="right", color=PART[r])
+        text(ax, x0 + (r + 0.5) * block, top + 0.17, f"$K^{{({r + 1})}}, V^{{({r + 1})}}$", size=10)
+    # Right: the ring.
+    cx, cy, radius, size = 7.3, 1.85, 1.25, 0.62
+    spots = [(cx + radius * math.cos(math.pi / 2 - 2 * math.pi * r / n),
+              cy + radius * math.sin(math.pi / 2 - 2 * math.pi * r / n)) for r in range(n)]
+    for r, (x, y) in enumerate(spots):
+        box(ax, x - size / 2, y - size / 2, size, size, f"${r + 1}$", fc=PART[r], ec=PART[r], size=14,
+            color=ON_DARK)
+        nx, ny = spots[(r + 1) % n]
+        dx, dy = nx - x, ny - y
+        length = math.hypot(dx, dy)
+        shrink = (size / 2 + 0.12) / length
+        arrow(ax, (x + dx * shrink, y + dy * shrink), (nx - dx * shrink, ny - dy * shrink), lw=1.6)
+    text(ax, cx, cy, "$K, V$", size=12, color=MUTED)
