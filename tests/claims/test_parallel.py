@@ -7,6 +7,7 @@ its defaults, which can be read without several devices.
 import inspect
 
 import pytest
+import torch
 import torch.distributed.tensor.experimental as experimental
 from torch.distributed.tensor.experimental import _attention
 
@@ -40,3 +41,33 @@ def test_kv_shards_are_all_gathered_by_default_or_rotated_all_to_all():
             _attention.set_rotate_method("ring")
     finally:
         options.rotate_method = before
+
+
+@claim("context-parallel-head-tail-float32")
+def test_causal_load_balance_pairs_head_and_tail_chunks_and_merges_in_float32():
+    """By default a sequence of a multiple of 2N positions is cut into 2N chunks and device r
+    gets chunk r and chunk 2N - 1 - r; the ring's partial results are merged in float32 by
+    their log-sum-exp, then cast back."""
+    from torch.distributed.tensor.experimental._context_parallel import _attention as cp
+    from torch.distributed.tensor.experimental._context_parallel import _load_balancer as lb
+
+    balancer = lb._create_default_load_balancer(8, 2, "cpu")
+    assert isinstance(balancer, lb._HeadTailLoadBalancer)
+    assert balancer._generate_indices().tolist() == [[0, 1, 6, 7, 2, 3, 4, 5]]
+    three = lb._create_default_load_balancer(12, 3, "cpu")._generate_indices()
+    assert three.view(3, 4).tolist() == [[0, 1, 10, 11], [2, 3, 8, 9], [4, 5, 6, 7]]
+    assert lb._create_default_load_balancer(10, 4, "cpu") is None  # 10 is not a multiple of 8
+
+    gen = torch.Generator().manual_seed(0)
+    outs = torch.randn(2, 1, 2, 5, 4, generator=gen).half()  # two partial outputs
+    lses = torch.randn(2, 1, 2, 5, generator=gen).half()
+    merger = cp._SDPAMerger(convert_to_f32=True, seq_dim=2)
+    for out, lse in zip(outs, lses):
+        merger.step(out, lse, partial=False)
+    assert merger._out.dtype == torch.float32 and merger._lse.dtype == torch.float32
+    out, lse = merger.results()
+    assert out.dtype == torch.float16 and lse.dtype == torch.float16
+    total = torch.logsumexp(lses.double(), dim=0)
+    expected = (torch.exp(lses.double() - total)[..., None] * outs.double()).sum(0)
+    assert torch.allclose(out.double(), expected, atol=2e-3)
+    assert torch.allclose(lse.double(), total, atol=2e-3)
