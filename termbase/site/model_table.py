@@ -79,3 +79,18 @@ def model_table(base: TermBase, lang: str, src_uri: str) -> str:
     table = '<div class="termbase-models" markdown>\n\n' + "\n".join(rows) + "\n\n</div>"
     return (table + f"\n\n**{words['entries'][lang]}**\n\n" + "\n".join(entries) + "\n\n"
             + "\n".join(f"[^{key}]: {text}" for key, text in footnotes.items()))
+
+
+def config_keys(base: TermBase, lang: str, src_uri: str) -> str:
+    """The Hugging Face configuration keys that shape attention (termbase/data/config_keys.yml),
+    in alphabetical order: what each means in the page's language, and the entry that explains it."""
+    path = base.project.data_dir / "config_keys.yml"
+    keys = ((read_yaml(path) or {}).get("keys") or {}) if path.is_file() else {}
+    glossary = "../" * src_uri.count("/") + "glossary/"
+    words = base.ui["models"]
+    rows = [f"| {words['config_key'][lang]} | {words['meaning'][lang]} | {words['entry'][lang]} |", "|---|---|---|"]
+    for key in sorted(keys):
+        about = keys[key]
+        link = f"[{base.name(about['entry'], lang)}]({glossary}{about['entry']}.md)"
+        rows.append(f"| `{key}` | {str(about[lang]).replace('|', chr(92) + '|')} | {link} |")
+    return "\n".join(rows)

@@ -258,6 +258,11 @@ class Pages:
 
         return model_table(self.base, self.lang, src_uri)
 
+    def config_keys(self, slug, src_uri):
+        from termbase.site.model_table import config_keys
+
+        return config_keys(self.base, self.lang, src_uri)
+
     def claims(self, slug, src_uri):
         """Every claim: the sentences of this language that cite it, and the test that proves it."""
         project = self.base.project

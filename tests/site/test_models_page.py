@@ -41,3 +41,19 @@ def test_the_table_has_every_model_with_its_numbers_in_the_page_language(built_s
             assert "4 096" not in text and "1 024" not in text
         for source_id in {c["source"] for m in rows for c in m.values() if isinstance(c, dict) and "source" in c}:
             assert BASE.source_title(source_id, lang) in text, f"{lang}: footnote for {source_id}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_key_index_explains_every_key_and_links_its_entry(lang):
+    """The models page's index of config.json keys comes from termbase/data/config_keys.yml, the
+    one home of the key -> entry mapping (the config explainer reads it too)."""
+    from termbase.core.model import read_yaml
+    from termbase.site.model_table import config_keys
+
+    keys = read_yaml(PROJECT.data_dir / "config_keys.yml")["keys"]
+    table = config_keys(BASE, lang, "models.md")
+    rows = [row for row in table.splitlines()[2:]]
+    assert [row.split("`")[1] for row in rows] == sorted(keys)
+    for row, key in zip(rows, sorted(keys)):
+        entry = keys[key]["entry"]
+        assert f"(glossary/{entry}.md)" in row and f"[{BASE.name(entry, lang)}]" in row, row
