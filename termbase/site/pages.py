@@ -258,6 +258,11 @@ class Pages:
 
         return model_table(self.base, self.lang, src_uri)
 
+    def config_explainer(self, slug, src_uri):
+        from termbase.site.explainer import config_explainer
+
+        return config_explainer(self.base, self.lang, src_uri)
+
     def config_keys(self, slug, src_uri):
         from termbase.site.model_table import config_keys
 

@@ -28,6 +28,7 @@ PAGES = (
     "",
     "glossary/",
     "a-z/",
+    "config-explainer/",
     "glossary/causal-mask/",
     "faq/common-mistakes/",
     "faq/one-projection-or-one-per-head/",

@@ -48,6 +48,7 @@ def run(project: Project, *, spelling: bool = True) -> Report:
     records.check_records(base, report)
     records.check_models(base, report)
     records.check_config_keys(base, report)
+    records.check_model_configs(base, report)
     snippets.check_modules(project, report)
     notebooks.check_notebooks(project, report)
     page_texts = pages.check_pages(base, report)

@@ -239,3 +239,28 @@ def check_config_keys(base: TermBase, report) -> None:
         for lang in base.languages:
             if not str(about.get(lang) or "").strip():
                 report.add(path, line, f"key '{key}' has no '{lang}' line", f"add `{lang}: ...`: what the key means")
+        if about.get("alias_of") is not None and about["alias_of"] not in keys:
+            report.add(path, yamlfile.line_of(lines, ("keys", key, "alias_of")),
+                       f"key '{key}' is an alias of '{about['alias_of']}', which is not a key here",
+                       "add that key, or name one of the keys of this file")
+
+
+def check_model_configs(base: TermBase, report) -> None:
+    """termbase/data/model_configs.yml: the config.json of models of the models page, each with
+    its source (the config explainer offers them)."""
+    path = base.project.data_dir / "model_configs.yml"
+    if not path.is_file():
+        return
+    data, lines = yamlfile.load(path, report)
+    models_path = base.project.data_dir / "models.yml"
+    models = (yamlfile.load(models_path, report)[0] or {}).get("models") or [] if models_path.is_file() else []
+    ids = {str(model.get("id")) for model in models if isinstance(model, dict)}
+    for model_id, about in (data or {}).items() if isinstance(data, dict) else ():
+        line = yamlfile.line_of(lines, (model_id,))
+        if model_id not in ids:
+            report.add(path, line, f"model '{model_id}' is not on the models page", did_you_mean(model_id, ids))
+        if not isinstance(about, dict) or not isinstance(about.get("config"), dict):
+            report.add(path, line, f"model '{model_id}' has no `config`", "copy its config.json under `config:`")
+        elif about.get("source") not in (base.sources or {}):
+            report.add(path, line, f"model '{model_id}' has no source in sources.yml",
+                       "write `source: <id>` of the config.json it was copied from")
