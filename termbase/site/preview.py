@@ -90,13 +90,14 @@ def render(plugin, config, paths: list[str]) -> dict[str, str]:
                 build, base=base, machine_pages={}, downloads={}, tooltips=Tooltips(base, build.lang),
                 pages=Pages(base, build.lang, build.pages.status, build.pages.home, build.failed_blocks))
         return {page.url: _page(page, config, build) for page in targets}
-    except Exception as exc:  # noqa: BLE001 - the rebuild that follows reports it, with its place
-        log.debug("termbase: no preview (%s)", exc)
-        return {}
+    except Exception as exc:  # noqa: BLE001 - the rebuild that follows also reports it, with its place
+        failed = exc
     finally:
         plugin.build = build
         for handler in handlers:
             handler.removeFilter(quiet)
+    log.warning("termbase: no preview of %s (%r); the rebuild shows the page", ", ".join(paths), failed)
+    return {}
 
 
 def _page(page, config, build) -> str:

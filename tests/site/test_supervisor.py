@@ -145,3 +145,15 @@ def test_a_child_found_dead_between_builds_is_started_again(failures):
     supervisor.start(request)
     assert supervisor.wait() == [] and len(children.started["da"]) == 2
     supervisor.close()
+
+
+def test_under_serve_a_failed_language_shows_the_failure_on_its_pages_never_a_404(tmp_path):
+    from termbase.core.model import TermBase
+    from termbase.site.problems import failure_pages
+    from tests.site.sitetools import PROJECT
+
+    written = failure_pages(TermBase(PROJECT), str(tmp_path), "es", "it did not finish within 900 s and was stopped")
+    entry = (tmp_path / "es" / "glossary" / "softmax" / "index.html").read_text(encoding="utf-8")
+    assert "Español: no se pudo generar el sitio en este idioma" in entry and "within 900 s" in entry
+    assert (tmp_path / "es" / "index.html").is_file() and (tmp_path / "es" / "404.html") in written
+    assert not (tmp_path / "da").exists() and not (tmp_path / "glossary").exists(), "only that language's pages"
