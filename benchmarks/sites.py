@@ -65,7 +65,7 @@ def termbase_build(project: Path, site_dir: Path, logs: Logs, python: str = sys.
                    tool: str = "mkdocs", **env) -> Run:
     """`<tool> build --strict` of this project, run from the project's folder (so the copy's own
     `termbase` is imported, ahead of the editable install): every language, the others in
-    processes of their own (termbase/site/languages.py)."""
+    processes of their own (termbase/site/language_process.py)."""
     return measure([python, "-m", tool, "build", "--strict", "--site-dir", str(site_dir)],
                    cwd=project, env=logs.env(**env))
 

@@ -12,6 +12,7 @@ while each other language builds into `site/<lang>/` in a process of its own.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +28,12 @@ from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import (downloads, languages, machine_pages, mathml, notebook_pages, preview, search_names, serve,
-                           source_check, verify)
+from termbase.site import (downloads, language_process, languages, machine_pages, mathml, notebook_pages, preview,
+                           problems, search_names, serve, source_check, verify, watch)
 from termbase.site.config import TermbaseConfig
 from termbase.site.page_cache import PageCache
 from termbase.site.pages import Pages, entry_slug, slim_code
+from termbase.site.supervisor import Supervisor
 from termbase.site.tooltips import Tooltips
 
 log = logging.getLogger("mkdocs.plugins.termbase")
@@ -59,10 +61,7 @@ class Build:
     nav: object = None  # kept for the previews of the next `mkdocs serve` rebuild
     env: object = None
     page_cache: PageCache | None = None  # open from on_pre_build to the end of the build
-
-
-def _code_version(project: Project) -> dict[str, int]:
-    return {p.as_posix(): p.stat().st_mtime_ns for p in (project.root / "termbase").rglob("*.py")}
+    problems: problems.Problems | None = None  # under `mkdocs serve`: shown on the pages, never raised
 
 
 class TermbasePlugin(BasePlugin[TermbaseConfig]):
@@ -70,21 +69,28 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         super().__init__()
         self.command = "build"
         self.language: str | None = None  # set by a language's build process before it builds
-        self.language_builds: languages.LanguageBuilds | None = None
+        self.language_builds: Supervisor | None = None
         self.runner: BlockRunner | None = None
-        self.code: dict[str, int] | None = None
+        self.code: watch.Code | None = None  # under `mkdocs serve`: the site's code it started with
         self.build: Build | None = None
         self.background = False  # under `mkdocs serve`: the other languages finish on their own
         self.previews = None  # under `mkdocs serve`: termbase/site/serve.py
         self.sources_before: dict[str, int] | None = None  # pages and records as the last build read them
         self.last_config = None  # the configuration of the last build that succeeded
+        self.problems: list = []  # under `mkdocs serve`: what the check found (a language's process: as told)
+
+    @property
+    def serving(self) -> bool:
+        return self.command == "serve"
 
     def on_startup(self, *, command, dirty):
         self.command = command
 
     def on_serve(self, server, config, builder):
-        """Serve each language as soon as it has rebuilt, and an edited page before that
-        (termbase/site/serve.py)."""
+        """Watch everything the site reads, and serve each language as soon as it has rebuilt,
+        and an edited page before that (termbase/site/serve.py)."""
+        for path in watch.watched(self.build.project):
+            server.watch(str(path))
         self.previews = serve.install(server, config, self)
         self.background = self.previews is not None  # the other languages finish on their own
         if self.language_builds is not None:
@@ -135,38 +141,46 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             raise PluginError(str(exc)) from None
         base = TermBase(project)
         lang = self.language or project.default_language
-        if self.build is not None and self.build.page_cache is not None:  # a build that never ended
-            self.build.page_cache.abandon()
         self.build = Build(project, base, lang, self.language is None, config.site_dir)
+        if self.serving:  # a warning is shown, never the end of serving (README: mkdocs serve)
+            config.strict = False
+            problems.never_abort()
         languages.configure(config, base, lang)
         notebook_pages.configure(config, base, lang)
         if self.language is None:
-            languages.name_the_files(lang, config.docs_dir)
+            language_process.name_the_files(lang, config.docs_dir)
         return config
 
     def on_pre_build(self, config):
         build = self.build
         project, base = build.project, build.base
         cache = Cache(project.cache_dir)
-        inputs = self._inputs(config)
         if build.main and self.background and self.language_builds is not None:
             # The last rebuild's languages may still be writing: this build cleans the folder.
             self.language_builds.wait()
         if build.main:
-            self._same_code(project)
+            if self.serving and self.code is None:
+                self.code = watch.Code(project)
+            stale = self.code.stale() if self.serving else None
             if self.command == "serve":  # what the next rebuild's previews compare with
                 self.sources_before = preview.sources(project)
-            report = source_check.run(project, entry=inputs)
+            report = source_check.run(project, entry=self._inputs(config))
             for note in report.notes:
                 log.info("termbase: %s", note)
-            if report:
-                for problem in report:
-                    log.error(str(problem))
+            for problem in report:
+                log.error(str(problem))
+            if report and not self.serving:
                 raise PluginError(f"termbase check found {len(report)} problem(s); fix them (listed above) and rebuild")
+            self.problems = list(report) + ([problems.Note(stale)] if stale else [])
         try:
             build.runs = run_all(project, cache)
         except NotebookError as exc:
-            raise PluginError(str(exc)) from None
+            if not self.serving:
+                raise PluginError(str(exc)) from None
+            log.error("termbase: %s", exc)
+            build.runs = []
+            if build.main:
+                self.problems.append(problems.Note(str(exc)))
         if self.runner is None:
             self.runner = BlockRunner(cache)
         build.failed_blocks = verify.verify(base, self.runner)
@@ -180,12 +194,22 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build.pages = Pages(base, build.lang, Status(project), home, build.failed_blocks)
         build.tooltips = Tooltips(base, build.lang)
         build.block_names = downloads.names(project)
-        build.page_cache = PageCache(cache, inputs, build.lang, config)
-        if build.main and project.other_languages:
-            if self.language_builds is None or not self.language_builds.alive:
-                if self.language_builds is not None:
-                    self.language_builds.close()
-                self.language_builds = languages.LanguageBuilds(config, base, listener=self.previews)
+        build.page_cache = PageCache(cache, project, build.lang, config)
+        if self.serving:
+            build.pages.renderers = problems.TolerantMarkers(build.pages.renderers,
+                                                             base.t("part_failed", build.lang, "page"))
+            build.problems = problems.Problems(base, build.lang, self.problems, build.failed_blocks,
+                                               verify.page_blocks(base))
+        if build.main and project.other_languages and self.language_builds is None:
+            # Started once; a child that dies or hangs is started again (termbase/site/supervisor.py).
+            self.language_builds = Supervisor(project.other_languages, language_process.spawner(config),
+                                              project.language_timeout, listener=self.previews,
+                                              on_failed=self._language_failed if self.serving else None)
+
+    def _language_failed(self, lang: str, message: str) -> None:
+        """Under `mkdocs serve`: a language that failed shows why on its pages, never a 404."""
+        build = self.build
+        problems.failure_pages(build.base, build.site_dir, lang, message)
 
     def _inputs(self, config) -> str:
         """The hash of this build's inputs: the site folders being written are not among them
@@ -193,27 +217,28 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         written = [config.site_dir] if self.build.main else [config.site_dir, str(Path(config.site_dir).parent)]
         return source_check.inputs(self.build.project, *written)
 
-    def _same_code(self, project: Project) -> None:
-        """`mkdocs serve` imports the site's code once; an edit to it needs a restart."""
-        now = _code_version(project)
-        if self.code is None or self.command != "serve":
-            self.code = now
-            return
-        changed = sorted(path for path, mtime in now.items() if self.code.get(path) != mtime)
-        if changed:
-            raise PluginError(f"{project.shown(changed[0])} changed since `mkdocs serve` started, and the server "
-                              "still runs the old code - stop it (Ctrl+C) and start `mkdocs serve` again")
-
     @event_priority(50)  # before mkdocs-jupyter wraps notebook files: localize_files recreates File objects
     def on_files(self, files, config):
         build = self.build
         files = languages.localize_files(files, config, build.base, build.lang)
         files = notebook_pages.add_files(files, config, build.base, build.lang, build.runs, build.pages.claim_mark)
         for fmt in export.FORMATS:  # the term base for translators, at every language root
-            files.append(File.generated(config, f"termbase.{fmt}", content=export.render(build.base, fmt)))
+            try:
+                files.append(File.generated(config, f"termbase.{fmt}", content=export.render(build.base, fmt)))
+            except Exception as exc:  # noqa: BLE001 - under `mkdocs serve` (a draft record): listed, not raised
+                if not self.serving:
+                    raise
+                log.warning("termbase: termbase.%s is not written under serve: %r", fmt, exc)
         if build.main and self.language_builds is not None:
             # Now: the site folder has been cleaned, and every notebook and block is in the cache.
-            self.language_builds.start(config.site_dir, config.site_url, dirty=False)
+            url = (config.site_url or "/").rstrip("/")
+            serving = {"serve": self.problems} if self.serving else {}
+
+            def request(lang: str) -> dict:
+                return {"site_dir": os.path.join(config.site_dir, lang), "site_url": f"{url}/{lang}/", "dirty": False,
+                        **serving}
+
+            self.language_builds.start(request)
         return files
 
     def on_nav(self, nav, config, files):
@@ -225,6 +250,19 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         return env
 
     def on_page_markdown(self, markdown, page, config, files):
+        if self.build.problems is None:
+            return self._page_markdown(markdown, page, config)
+        shown = self.build.project.shown(Path(page.file.abs_src_path)) if page.file.abs_src_path else ""
+        try:  # under `mkdocs serve`: the page, with the problems on top (under its title)
+            body = self.build.problems.unmark(shown, self._page_markdown(markdown, page, config))
+            box = self.build.problems.box(shown)
+            head, _, rest = body.partition("\n") if body.startswith("# ") else ("", "", body)
+            return f"{head}\n\n{box}{rest}" if head else box + rest
+        except Exception as exc:  # noqa: BLE001 - the page says what is wrong with it instead
+            log.warning("termbase: %s could not be rendered: %s", shown, exc)
+            return self.build.problems.broken(shown, exc)
+
+    def _page_markdown(self, markdown, page, config):
         build = self.build
         english = languages.site_root(config, build.base, build.lang) + page.url
         src = page.file.src_uri
@@ -237,19 +275,28 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         if entry_slug(src) or src in SEARCH_BOOST:
             page.meta.setdefault("search", {}).setdefault("boost", SEARCH_BOOST.get(src, 2))
         markdown = build.pages.outdated_notice(src, english) + build.pages.expand(markdown, src)
-        if build.page_cache is not None:  # rendered from the same inputs before: reuse that
-            build.page_cache.wrap_render(page)
         return markdown
 
     def on_page_content(self, html, page, config, files):
+        if self.build.problems is None:
+            return self._page_content(html, page, config)
+        try:
+            return self._page_content(html, page, config)
+        except Exception as exc:  # noqa: BLE001 - under `mkdocs serve` the page says what is wrong
+            shown = self.build.project.shown(Path(page.file.abs_src_path)) if page.file.abs_src_path else ""
+            log.warning("termbase: %s could not be rendered: %s", shown, exc)
+            return self.build.problems.broken(shown, exc) + html
+
+    def _page_content(self, html, page, config):
         build = self.build
         if page.url in build.machine_pages:
             build.machine_pages[page.url].title = page.title or ""
-        stored = build.page_cache.hits.get(page.file.src_uri) if build.page_cache is not None else None
-        if stored is not None:  # `html` is already what this returned when it was stored
+        given = html
+        stored = build.page_cache.get(page, given) if build.page_cache is not None else None
+        if stored is not None:  # made before from the same HTML and inputs (termbase/site/page_cache.py)
             if stored["downloads"]:
                 build.downloads[page.url] = stored["downloads"]
-            return html
+            return stored["html"]
         extra = config.extra["termbase"]
         repository = (extra["repository"], extra["branch"]) if extra.get("repository") else None
         html = notebook_pages.page_content(html, page, build.base, build.lang, repository)
@@ -259,7 +306,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             build.downloads[page.url] = files
         html = build.tooltips.add(html, page.url, entry_slug(page.file.src_uri))
         if build.page_cache is not None:
-            build.page_cache.made_page(page, html, files)
+            build.page_cache.put(page, given, html, files)
         return html
 
     def on_page_context(self, context, page, config, nav):
@@ -281,10 +328,10 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build = self.build
         self.last_config = config
         if build.page_cache is not None:
-            if build.page_cache.hits:
-                log.info("termbase: %s: %d page(s) made from the same inputs as in the last clean build, "
-                         "not rendered again", build.lang, len(build.page_cache.hits))
-            build.page_cache.close(not build.failed_blocks, self._inputs(config))
+            if build.page_cache.reused:
+                log.info("termbase: %s: the additions to %d page(s) reused, made from the same inputs before",
+                         build.lang, build.page_cache.reused)
+            build.page_cache.close()
             build.page_cache = None
         machine_pages.write(config.site_dir, list(build.machine_pages.values()), build.base, build.lang,
                             config.site_url or "/")
@@ -302,8 +349,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
     def on_build_error(self, error):
         build = self.build
         self.last_config = None  # no previews from a build that failed
-        if build is not None and build.page_cache is not None:
-            build.page_cache.abandon()
+        if build is not None:
             build.page_cache = None
         if build is None or not build.main:
             return  # a language's build reports to the main process, which decides

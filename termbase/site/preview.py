@@ -25,10 +25,7 @@ from termbase.site.tooltips import Tooltips
 
 log = logging.getLogger("mkdocs.plugins.termbase")
 
-try:  # MkDocs' own steps of one page (private: without them there are no previews, only rebuilds)
-    from mkdocs.commands.build import _populate_page, get_context
-except ImportError:  # pragma: no cover - a MkDocs that moved them
-    _populate_page = get_context = None
+from mkdocs.commands.build import get_context
 
 
 def sources(project) -> dict[str, int]:
@@ -74,7 +71,7 @@ def render(plugin, config, paths: list[str]) -> dict[str, str]:
     """{page url: HTML} for this build's pages that `paths` are sources of, rendered against the
     last good build of this language (`config` is that build's configuration)."""
     build = plugin.build
-    if _populate_page is None or build is None or build.files is None or build.env is None:
+    if build is None or build.files is None or build.env is None:
         return {}
     quiet = _Quiet()
     handlers = {h for name in ("", "mkdocs") for h in logging.getLogger(name).handlers}
@@ -93,18 +90,26 @@ def render(plugin, config, paths: list[str]) -> dict[str, str]:
                 build, base=base, machine_pages={}, downloads={}, tooltips=Tooltips(base, build.lang),
                 pages=Pages(base, build.lang, build.pages.status, build.pages.home, build.failed_blocks))
         return {page.url: _page(page, config, build) for page in targets}
-    except Exception as exc:  # noqa: BLE001 - the rebuild that follows reports it, with its place
-        log.debug("termbase: no preview (%s)", exc)
-        return {}
+    except Exception as exc:  # noqa: BLE001 - the rebuild that follows also reports it, with its place
+        failed = exc
     finally:
         plugin.build = build
         for handler in handlers:
             handler.removeFilter(quiet)
+    log.warning("termbase: no preview of %s (%r); the rebuild shows the page", ", ".join(paths), failed)
+    return {}
 
 
 def _page(page, config, build) -> str:
-    """What MkDocs' build does for one page (`_populate_page`, then `_build_page` but in memory)."""
-    _populate_page(page, config, build.files)
+    """What MkDocs' build does for one page, through its public API (the page's `read_source`
+    and `render`, the plugins' page events, `get_context`, the theme's Jinja environment), in
+    memory."""
+    files = build.files
+    page = config.plugins.on_pre_page(page, config=config, files=files)
+    page.read_source(config)
+    page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=files)
+    page.render(config, files)
+    page.content = config.plugins.on_page_content(page.content, page=page, config=config, files=files)
     page.active = True
     try:
         context = get_context(build.nav, build.files.documentation_pages(), config, page)

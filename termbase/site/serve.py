@@ -112,7 +112,7 @@ def install(server, config, plugin) -> Previews | None:
         try:
             plugin.preview(previews)
         except Exception as exc:  # noqa: BLE001 - a preview is never worth a rebuild
-            log.debug("termbase: no preview (%s)", exc)
+            log.warning("termbase: no preview (%r); the rebuild shows the page", exc)
         try:
             result = rebuild(*args, **kwargs)
         except BaseException:  # MkDocs now holds every request until a rebuild succeeds: so do previews

@@ -55,7 +55,7 @@ _IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis", "artifacts", ".l
 
 def _ignored(folder: str, names: list[str]) -> set[str]:
     """Not copied: generated files, and the stored pages (a copy renders its own; they are MBs)."""
-    cache_pages = {"pages"} if Path(folder).name == ".termbase-cache" else set()
+    cache_pages = {"pages", "page-additions"} if Path(folder).name == ".termbase-cache" else set()
     return set(_IGNORED(folder, names)) | cache_pages
 
 

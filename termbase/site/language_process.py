@@ -1,0 +1,125 @@
+"""A language's build process: the child that termbase/site/supervisor.py watches.
+
+Each language other than the default builds in a process of its own, started with `spawn` (a
+fresh interpreter: nothing is shared with the parent, and nothing is forked from a process
+that runs threads, such as `mkdocs serve`'s). It loads mkdocs.yml, builds its language each
+time it is asked, and answers ("ok", None) or ("failed", message); under `mkdocs serve` it also
+renders previews (termbase/site/preview.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import re
+import sys
+
+log = logging.getLogger("mkdocs.plugins.termbase")
+
+
+def spawner(config):
+    """`start_child(lang) -> (process, conn)` for the supervisor, with this build's options."""
+    ctx = multiprocessing.get_context("spawn")
+    # What the command line may have changed (`--strict`, `--no-directory-urls`).
+    options = {"strict": config.strict, "use_directory_urls": config.use_directory_urls}
+    level = logging.getLogger("mkdocs").getEffectiveLevel()
+    config_file = config.config_file_path
+
+    def start_child(lang: str):
+        parent, child = ctx.Pipe()
+        process = ctx.Process(target=_worker_main, name=f"termbase-{lang}", daemon=True,
+                              args=(child, config_file, lang, options, level, _implementation()))
+        process.start()
+        child.close()
+        return process, parent
+
+    return start_child
+
+
+def _implementation() -> str:
+    """'properdocs' when ProperDocs runs this build in MkDocs' name, else 'mkdocs'."""
+    return sys.modules["mkdocs"].__name__.split(".")[0]
+
+
+class _NameTheLanguage(logging.Filter):
+    """In a language's build MkDocs says 'index.md'; the file to fix is docs/index.<lang>.md.
+    Other languages' messages also start with the language, e.g. '[es] '."""
+
+    def __init__(self, lang: str, docs_dir: str, tag: bool = True):
+        super().__init__()
+        self.lang = lang
+        self.docs_dir = docs_dir
+        self.tag = tag
+
+    def _named(self, match: re.Match) -> str:
+        name = match.group(1)
+        localized = f"{name}.{self.lang}.md"
+        return f"'{localized}'" if os.path.isfile(os.path.join(self.docs_dir, localized)) else match.group()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = re.sub(r"'([^'\s]+)\.md'", self._named, record.getMessage())
+        record.msg, record.args = (f"[{self.lang}] {message}" if self.tag else message), None
+        return True
+
+
+def name_the_files(lang: str, docs_dir: str) -> None:
+    """The default language's build, in MkDocs' own process: its messages name the real files
+    too (once per handler, however many rebuilds `mkdocs serve` runs)."""
+    for handler in logging.getLogger("mkdocs").handlers:
+        if not any(isinstance(f, _NameTheLanguage) for f in handler.filters):
+            handler.addFilter(_NameTheLanguage(lang, docs_dir, tag=False))
+
+
+def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, implementation: str) -> None:
+    """A language's build process: builds `lang` each time it is asked, until told to stop."""
+    if implementation != "mkdocs":
+        __import__(f"{implementation}.replacement")
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    from termbase.site import preview
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    handler.addFilter(_NameTheLanguage(lang, os.path.join(os.path.dirname(config_file), "docs")))
+    last = None  # the configuration of the last build that succeeded: previews are rendered against it
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if request is None:
+            return
+        if "preview" in request:
+            conn.send(("preview", preview.render(last.plugins["termbase"], last, request["preview"]) if last else {}))
+            continue
+        last = None
+        try:
+            config = load_config(config_file=config_file, site_dir=request["site_dir"], site_url=request["site_url"],
+                                 **options)
+            plugin = config.plugins["termbase"]
+            plugin.language = lang
+            if "serve" in request:  # problems are shown on the pages, never raised
+                plugin.command, plugin.problems = "serve", request["serve"]
+            log.info("termbase: building the '%s' site", lang)
+            build(config, dirty=request["dirty"])
+            reply = ("ok", None)
+            last = config
+        except KeyboardInterrupt:  # Ctrl+C in the terminal reaches every process: not a failed build
+            return
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the build
+            message = str(exc).strip() or type(exc).__name__
+            log.error("termbase: the '%s' site failed: %s", lang, message)
+            reply = ("failed", message)
+        except SystemExit as exc:  # MkDocs' Abort ("Aborted with N warnings in strict mode!")
+            message = str(exc).strip() or type(exc).__name__
+            log.error("termbase: the '%s' site failed: %s", lang, message)
+            reply = ("failed", message)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        conn.send(reply)
