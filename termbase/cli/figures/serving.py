@@ -1,7 +1,8 @@
 """The serving entries' figures: DeepSeek Sparse Attention's top-k selection, KV-cache quantization.
 
 Every number is read off the snippets' own computations: the index scores of a LightningIndexer
-and the mask top_k_mask draws from them (the demo's seed and sizes).
+and the mask top_k_mask draws from them (the demo's seed and sizes), and the round-trip error of
+quantize_int / dequantize_int on keys with an outlier channel.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (LINE, MASKED, MUTED, PAPER, WEIGHTS, arrow, cell_color, figure,
-                                  ink_on, text)
+from termbase.cli.figures import (INK, LINE, MASKED, MUTED, PAPER, WEIGHTS, _num, _values, arrow,
+                                  cell_color, figure, ink_on, matrix, text)
 from snippets.deepseek_sparse_attention import LightningIndexer, top_k_mask  # noqa: E402
+from snippets.kv_cache_quantization import dequantize_int, quantize_int  # noqa: E402
 
 SELECTED = WEIGHTS(0.72)  # a key the query attends to
 
@@ -72,3 +74,40 @@ def deepseek_sparse_attention_figure(ax):
          size=12)
     text(ax, 6.0 + n * cell / 2, 0.2, f"$k = {top_k}$", size=12)
     arrow(ax, (0.75 + n * cell + 0.25, top - n * cell / 2), (6.0 - 0.55, top - n * cell / 2))
+
+
+# --- KV-cache quantization --------------------------------------------------------------------
+def quantized_keys(tokens=8, channels=8, outlier=3, bits=2):
+    """Keys with one outlier channel, and their 2-bit round-trip error per token and per channel."""
+    torch.manual_seed(0)
+    k = torch.randn(1, tokens, channels)
+    k[..., outlier] += 6.0
+    errors = [(dequantize_int(*quantize_int(k, dim, bits)) - k).abs()[0] for dim in (-1, -2)]
+    return k[0], errors
+
+
+@figure("kv-cache-quantization", (10.4, 3.9))
+def kv_cache_quantization_figure(ax):
+    """Left: a key matrix, tokens as rows and channels as columns, one channel much larger.
+    Middle and right: |K_hat - K| after 2-bit quantization with a scale per token (row) and a
+    scale per channel (column), on one colour scale: per token, the outlier's range spoils every
+    row; per channel, it stays in its column."""
+    k, errors = quantized_keys()
+    n, m = k.shape
+    cell, top = 0.36, 3.5
+    panels = [(0.55, "$K$"), (4.0, r"$|\hat K - K|,\ s_j$"), (7.3, r"$|\hat K - K|,\ s_c$")]
+    worst = max(e.max().item() for e in errors)
+    matrix(ax, panels[0][0], top, _values(k), cell, kind="signed", annotate=False)
+    for (x0, _), error in zip(panels[1:], errors):
+        matrix(ax, x0, top, _values(error / worst), cell, kind="weights", annotate=False)
+    for x0, label in panels:
+        text(ax, x0 + m * cell / 2, top + 0.2, label, size=13)
+        text(ax, x0 - 0.14, top - n * cell / 2, "$j$", size=12, color=MUTED, ha="right")
+        text(ax, x0 + m * cell / 2, top - n * cell - 0.22, "$c$", size=12, color=MUTED)
+    # The slices that share a scale: a row per token, a column per channel.
+    x1, x2 = panels[1][0], panels[2][0]
+    ax.add_patch(Rectangle((x1, top - cell), m * cell, cell, fc="none", ec=INK, lw=1.6, clip_on=False))
+    ax.add_patch(Rectangle((x2 + 3 * cell, top - n * cell), cell, n * cell, fc="none", ec=INK, lw=1.6,
+                           clip_on=False))
+    text(ax, x1 + m * cell / 2, 0.12, f"$\\max = {_num(errors[0].max().item())}$", size=11, color=MUTED)
+    text(ax, x2 + m * cell / 2, 0.12, f"$\\max = {_num(errors[1].max().item())}$", size=11, color=MUTED)
