@@ -1,8 +1,10 @@
-"""The serving entries' figures: DeepSeek Sparse Attention's top-k selection, KV-cache quantization.
+"""The serving entries' figures: DeepSeek Sparse Attention's top-k selection, KV-cache quantization,
+prefix caching.
 
 Every number is read off the snippets' own computations: the index scores of a LightningIndexer
 and the mask top_k_mask draws from them (the demo's seed and sizes), and the round-trip error of
-quantize_int / dequantize_int on keys with an outlier channel.
+quantize_int / dequantize_int on keys with an outlier channel, and the tokens a PrefixCache
+reuses for the demo's two requests.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from termbase.cli.figures import (INK, LINE, MASKED, MUTED, PAPER, WEIGHTS, _num
                                   cell_color, figure, ink_on, matrix, text)
 from snippets.deepseek_sparse_attention import LightningIndexer, top_k_mask  # noqa: E402
 from snippets.kv_cache_quantization import dequantize_int, quantize_int  # noqa: E402
+from snippets.prefix_caching import PrefixCache, TinyDecoder  # noqa: E402
 
 SELECTED = WEIGHTS(0.72)  # a key the query attends to
+READ_KV = WEIGHTS(0.45)  # keys and values read from a cache (as in the KV-cache figure)
+NEW_KV = cell_color(0.8, "signed")  # keys and values computed now: orange
 
 
 def _cell(ax, x, y, size, fc, ec=PAPER, lw=0.8, hatch=None):
@@ -111,3 +116,39 @@ def kv_cache_quantization_figure(ax):
                            clip_on=False))
     text(ax, x1 + m * cell / 2, 0.12, f"$\\max = {_num(errors[0].max().item())}$", size=11, color=MUTED)
     text(ax, x2 + m * cell / 2, 0.12, f"$\\max = {_num(errors[1].max().item())}$", size=11, color=MUTED)
+
+
+# --- prefix caching ---------------------------------------------------------------------------
+def prefix_requests():
+    """The demo's two requests: (tokens, tokens reused) each, through the snippet's PrefixCache."""
+    torch.manual_seed(0)
+    model, cache = TinyDecoder(), PrefixCache(block_size=4)
+    system = [5, 17, 3, 42, 8, 8, 23, 1, 30, 11]
+    rows = []
+    for question in ([7, 9, 2, 60], [33, 4, 12]):
+        tokens = system + question
+        rows.append((tokens, cache.prefill(model, tokens)[2]))
+    return rows, cache.block_size
+
+
+@figure("prefix-caching", (10.4, 3.2))
+def prefix_caching_figure(ax):
+    """Each request's tokens in blocks of 4: blue = read from the cache, orange = computed. Under
+    every full block its hash h_j, chained to the block before; B's third block holds two
+    tokens of its own question, so its hash differs and only two blocks are reused."""
+    rows, size = prefix_requests()
+    cell, gap, x0 = 0.44, 0.2, 1.0
+    for r, (tokens, reused) in enumerate(rows):
+        y = 2.35 - r * 1.45
+        text(ax, x0 - 0.35, y + cell / 2, f"${'AB'[r]}$", size=14)
+        for pos, token in enumerate(tokens):
+            x = x0 + pos * cell + (pos // size) * gap
+            fc = READ_KV if pos < reused else NEW_KV
+            _cell(ax, x, y, cell, fc)
+            text(ax, x + cell / 2, y + cell / 2, f"{token}", size=9, color=ink_on(fc))
+        for j in range(len(tokens) // size):  # one hash per full block
+            xc = x0 + (j * size + size / 2) * cell + j * gap
+            text(ax, xc, y - 0.25, f"$h_{{{j + 1}}}$", size=11,
+                 color=INK if (j + 1) * size <= reused else MUTED)
+            if j:
+                arrow(ax, (xc - size * cell - gap + 0.22, y - 0.25), (xc - 0.22, y - 0.25), lw=0.9)
