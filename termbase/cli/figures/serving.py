@@ -1,10 +1,10 @@
 """The serving entries' figures: DeepSeek Sparse Attention's top-k selection, KV-cache quantization,
-prefix caching.
+prefix caching, cross-layer KV sharing.
 
 Every number is read off the snippets' own computations: the index scores of a LightningIndexer
 and the mask top_k_mask draws from them (the demo's seed and sizes), and the round-trip error of
 quantize_int / dequantize_int on keys with an outlier channel, and the tokens a PrefixCache
-reuses for the demo's two requests.
+reuses for the demo's two requests, and the layers whose K/V a SharedKVDecoder caches.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from __future__ import annotations
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (INK, LINE, MASKED, MUTED, PAPER, WEIGHTS, _num, _values, arrow,
-                                  cell_color, figure, ink_on, matrix, text)
+from termbase.cli.figures import (BOX, INK, LINE, MASKED, MUTED, PAPER, WEIGHTS, _num, _values, arrow,
+                                  box, cell_color, figure, ink_on, matrix, text)
+from snippets.cross_layer_kv_sharing import SharedKVDecoder  # noqa: E402
 from snippets.deepseek_sparse_attention import LightningIndexer, top_k_mask  # noqa: E402
 from snippets.kv_cache_quantization import dequantize_int, quantize_int  # noqa: E402
 from snippets.prefix_caching import PrefixCache, TinyDecoder  # noqa: E402
@@ -152,3 +153,30 @@ def prefix_caching_figure(ax):
                  color=INK if (j + 1) * size <= reused else MUTED)
             if j:
                 arrow(ax, (xc - size * cell - gap + 0.22, y - 0.25), (xc - 0.22, y - 0.25), lw=0.9)
+
+
+# --- cross-layer KV sharing -------------------------------------------------------------------
+@figure("cross-layer-kv-sharing", (10.4, 3.9))
+def cross_layer_kv_sharing_figure(ax):
+    """The demo's three layouts of 6 layers, bottom to top: orange layers produce keys and values
+    (and are cached), grey ones only make queries; an arrow leads from each of those to the layer
+    whose K/V it reads. Under each stack, the number of cached layers."""
+    torch.manual_seed(0)
+    layouts = [[0, 1, 2, 3, 4, 5], [0, 0, 2, 2, 4, 4], [0, 1, 2, 3, 2, 3]]
+    w, h, step = 1.1, 0.36, 0.5
+    for c, source in enumerate(layouts):
+        cache = SharedKVDecoder(source)(torch.tensor([1, 2]))[1]  # the layers that cache
+        x0 = 1.2 + c * 3.3
+        for i, s in enumerate(source):
+            y = 0.75 + i * step
+            produces = i in cache
+            box(ax, x0, y, w, h, f"${i + 1}$", fc=NEW_KV if produces else BOX,
+                color=ink_on(NEW_KV) if produces else INK, size=11)
+            if not produces:  # a curve on the right from this layer down to its source
+                ys = 0.75 + s * step
+                ax.annotate("", xy=(x0 + w, ys + h / 2), xytext=(x0 + w, y + h / 2),
+                            annotation_clip=False,
+                            arrowprops=dict(arrowstyle="-|>,head_length=0.5,head_width=0.22",
+                                            color=MUTED, lw=1.1, shrinkA=0, shrinkB=0,
+                                            connectionstyle=f"arc3,rad=-{0.25 + 0.1 * (i - s)}"))
+        text(ax, x0 + w / 2, 0.35, f"${len(cache)}$", size=13)
