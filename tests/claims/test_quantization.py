@@ -1,4 +1,4 @@
-"""Claims about float8 and int8 tensors, the formats of a quantized KV cache (torch 2.13.0, CPU)."""
+"""Claims about float8 and integer tensors, the formats of a quantized KV cache (torch 2.13.0)."""
 
 import pytest
 import torch
