@@ -1,0 +1,42 @@
+"""Claims about float8 and integer tensors, the formats of a quantized KV cache (torch 2.13.0)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tests.claims import claim
+
+FP8 = torch.float8_e4m3fn
+
+
+@claim("float8-e4m3fn-cpu-cast")
+def test_float8_e4m3fn_casts_on_the_cpu_round_and_saturate():
+    """A float32 tensor casts to float8_e4m3fn on the CPU: one byte per element, the nearest
+    representable value (3 mantissa bits), and 448 at most: larger magnitudes saturate to
+    +-448 instead of becoming inf or NaN."""
+    x = torch.tensor([0.3, 1.0, 448.0, 460.0, 1000.0, -500.0])
+    f8 = x.to(FP8)
+    assert f8.element_size() == 1 and torch.finfo(FP8).max == 448.0
+    assert f8.float().tolist() == [0.3125, 1.0, 448.0, 448.0, 448.0, -448.0]
+    assert torch.finfo(FP8).eps == 0.125  # 3 mantissa bits: 1 + 1/8 follows 1
+
+
+@claim("float8-sdpa-cpu-not-implemented")
+def test_sdpa_does_not_take_float8_tensors_on_the_cpu():
+    """F.scaled_dot_product_attention on float8_e4m3fn tensors raises NotImplementedError on
+    the CPU, and so does elementwise addition: a float8 cache is dequantized before attention."""
+    q = torch.randn(1, 3, 4).to(FP8)
+    with pytest.raises(NotImplementedError):
+        F.scaled_dot_product_attention(q, q, q)
+    with pytest.raises(NotImplementedError):
+        q + q
+
+
+@claim("float-to-uint8-truncates-wraps")
+def test_casting_to_uint8_truncates_and_wraps():
+    """`.to(torch.uint8)` truncates toward zero and wraps values above 255 around (300 becomes
+    44): an integer quantizer rounds and clamps before it casts. torch.round rounds halves to
+    the even neighbour (2.5 becomes 2)."""
+    x = torch.tensor([0.9, 2.5, 255.7, 300.0])
+    assert x.to(torch.uint8).tolist() == [0, 2, 255, 44]
+    assert x.round().clamp(0, 255).to(torch.uint8).tolist() == [1, 2, 255, 255]
