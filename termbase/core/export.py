@@ -7,6 +7,7 @@ import io
 import json
 from xml.etree import ElementTree as ET
 
+from termbase.core import terminology
 from termbase.core.model import TermBase
 
 TBX_NS = "urn:iso:std:iso:30042:ed-2"
@@ -33,9 +34,19 @@ def records(base: TermBase) -> list[dict]:
                 "synonyms": list(local.get("synonyms") or []),
                 "avoid": list(local.get("avoid") or []),
                 "english_kept": bool(local.get("english_kept")),
+                "names": [_name(base, lang, item) for item in terminology.described(local)],
             }
         out.append(entry)
     return out
+
+
+def _name(base: TermBase, lang: str, item: dict) -> dict:
+    """One name with its description and its attestations, the same fields in every format."""
+    attestations = [{key: str(a[key]) for key in ("quote", "source", "url", "read") if a.get(key)}
+                    for a in base.attestations(lang).get(item["name"]) or [] if isinstance(a, dict)]
+    return {"term": item["name"], "status": item.get("status"), "type": item.get("type"),
+            "gender": item.get("gender"), "usage": item.get("usage"),
+            "proposed": bool(item.get("proposed")), "attestations": attestations}
 
 
 def to_json(base: TermBase) -> str:
@@ -47,25 +58,55 @@ def to_csv(base: TermBase) -> str:
     buffer = io.StringIO()
     columns = ["id", "category", "level"]
     for lang in base.languages:
-        columns += [f"term_{lang}", f"synonyms_{lang}", f"avoid_{lang}", f"definition_{lang}"]
+        columns += [f"term_{lang}", f"synonyms_{lang}", f"avoid_{lang}", f"definition_{lang}", f"names_{lang}"]
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for rec in records(base):
         row = [rec["id"], rec["category"], rec["level"]]
         for lang in base.languages:
             local = rec[lang]
-            row += [local["term"], "; ".join(local["synonyms"]), "; ".join(local["avoid"]), local["definition"]]
+            row += [local["term"], "; ".join(local["synonyms"]), "; ".join(local["avoid"]), local["definition"],
+                    "; ".join(_csv_name(n) for n in local["names"])]
         writer.writerow(row)
     return buffer.getvalue()
 
 
-def _term_sec(parent, text: str, status: str, term_type: str | None = None):
+def _csv_name(name: dict) -> str:
+    """`term [status, type, gender, usage, proposed|attested: source <url> read date]` in one cell."""
+    facts = [name[key] for key in ("status", "type", "gender", "usage") if name.get(key)]
+    if name["proposed"]:
+        facts.append("proposed")
+    for a in name["attestations"]:
+        facts.append("attested: " + " ".join(filter(None, (a.get("source"), a.get("url"), a.get("read")))))
+    return f"{name['term']} [{', '.join(facts)}]"
+
+
+def _term_sec(parent, lang: str, name: dict):
+    """One termSec as TBX-Basic defines it: termNotes, then the contexts with their sources."""
     sec = ET.SubElement(parent, "termSec")
-    ET.SubElement(sec, "term").text = text
+    ET.SubElement(sec, "term").text = name["term"]
     ET.SubElement(sec, "termNote", type="partOfSpeech").text = "noun"
-    if term_type:
-        ET.SubElement(sec, "termNote", type="termType").text = term_type
-    ET.SubElement(sec, "termNote", type="administrativeStatus").text = status
+    if name["type"]:
+        ET.SubElement(sec, "termNote", type="termType").text = name["type"]
+    if name["status"] in terminology.STATUSES:
+        ET.SubElement(sec, "termNote", type="administrativeStatus").text = terminology.STATUSES[name["status"]][0]
+    gender = terminology.GENDERS.get(lang, {}).get(name["gender"])
+    if gender:
+        ET.SubElement(sec, "termNote", type="grammaticalGender").text = gender[0]
+    if name["usage"]:
+        ET.SubElement(sec, "termNote", type="geographicalUsage").text = name["usage"]
+    for a in name["attestations"]:
+        group = ET.SubElement(sec, "descripGrp")
+        ET.SubElement(group, "descrip", type="context").text = a["quote"]
+        source = ", ".join(filter(None, (a.get("source"), a.get("url"))))
+        ET.SubElement(group, "admin", type="source").text = f"{source} (read {a['read']})"
+    notes = []
+    if gender and gender[1]:
+        notes.append(f"grammaticalGender: {gender[1]}")
+    if name["proposed"]:
+        notes.append("Proposed by this site: no published attestation found.")
+    for text in notes:
+        ET.SubElement(sec, "note").text = text
 
 
 def to_tbx(base: TermBase) -> str:
@@ -87,12 +128,8 @@ def to_tbx(base: TermBase) -> str:
             local = rec[lang]
             lang_sec = ET.SubElement(concept, "langSec", {XML_LANG: lang})
             ET.SubElement(lang_sec, "descrip", type="definition").text = local["definition"]
-            _term_sec(lang_sec, local["term"], "preferredTerm-admn-sts")
-            for synonym in local["synonyms"]:
-                kind = "acronym" if synonym.isupper() else "variant"
-                _term_sec(lang_sec, synonym, "admittedTerm-admn-sts", kind)
-            for avoided in local["avoid"]:
-                _term_sec(lang_sec, avoided, "deprecatedTerm-admn-sts")
+            for name in local["names"]:
+                _term_sec(lang_sec, lang, name)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
