@@ -144,4 +144,5 @@ class TermBase:
 
 # Markers a page may hold on a line of its own, expanded by the build (termbase/site/pages.py).
 PAGE_MARKERS = ("glossary_index", "az_index", "reading_order", "translation_status", "exports", "verified",
-                "benchmark_table", "style_guide", "claims", "model_table")
+                "benchmark_table", "style_guide", "claims", "model_table",
+                "terminology_table")
