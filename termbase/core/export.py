@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
 from xml.etree import ElementTree as ET
 
 from termbase.core import terminology
@@ -15,12 +16,39 @@ XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 FORMATS = ("tbx", "csv", "json")
 
 
+def history(base: TermBase) -> dict[str, list[dict]]:
+    """slug -> the record's origination and last modification (date, author) from git, one
+    `git log` for the whole folder; empty without git history (an exported or copied tree)."""
+    folder = base.project.terms_dir
+    try:
+        log = subprocess.run(["git", "log", "--format=@%as|%an", "--name-only", "--no-renames", "--", "."],
+                             cwd=folder, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    commits: dict[str, list[tuple[str, str]]] = {}
+    current = None
+    for line in log.splitlines():
+        if line.startswith("@"):
+            current = tuple(line[1:].split("|", 1))
+        elif line.endswith(".yml") and current:
+            commits.setdefault(line.rsplit("/", 1)[-1][:-4], []).append(current)
+    out = {}
+    for slug, dated in commits.items():  # newest first
+        events = [{"type": "origination", "date": dated[-1][0], "responsibility": dated[-1][1]}]
+        if len(dated) > 1:
+            events.append({"type": "modification", "date": dated[0][0], "responsibility": dated[0][1]})
+        out[slug] = events
+    return out
+
+
 def records(base: TermBase) -> list[dict]:
     """One flat record per concept, the shape shared by the three formats."""
     out = []
+    changes = history(base)
     for slug, term in sorted(base.terms.items()):
         entry = {
             "id": slug,
+            "history": changes.get(slug, []),
             "category": term["category"],
             "level": term["level"],
             "related": list(term.get("related") or []),
@@ -59,6 +87,7 @@ def to_csv(base: TermBase) -> str:
     columns = ["id", "category", "level"]
     for lang in base.languages:
         columns += [f"term_{lang}", f"synonyms_{lang}", f"avoid_{lang}", f"definition_{lang}", f"names_{lang}"]
+    columns.append("history")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for rec in records(base):
@@ -67,6 +96,7 @@ def to_csv(base: TermBase) -> str:
             local = rec[lang]
             row += [local["term"], "; ".join(local["synonyms"]), "; ".join(local["avoid"]), local["definition"],
                     "; ".join(_csv_name(n) for n in local["names"])]
+        row.append("; ".join(f"{e['type']} {e['date']} ({e['responsibility']})" for e in rec["history"]))
         writer.writerow(row)
     return buffer.getvalue()
 
@@ -120,6 +150,11 @@ def to_tbx(base: TermBase) -> str:
     body = ET.SubElement(ET.SubElement(root, "text"), "body")
     for rec in records(base):
         concept = ET.SubElement(body, "conceptEntry", id=rec["id"])
+        for event in rec["history"]:
+            group = ET.SubElement(concept, "transacGrp")
+            ET.SubElement(group, "transac", type="transactionType").text = event["type"]
+            ET.SubElement(group, "date").text = event["date"]
+            ET.SubElement(group, "transacNote", type="responsibility").text = event["responsibility"]
         subject = base.ui["categories"][rec["category"]][base.default_language]
         ET.SubElement(concept, "descrip", type="subjectField").text = subject
         for other in rec["related"]:

@@ -72,6 +72,11 @@ def test_the_export_carries_the_terminological_fields():
     assert da["administrativeStatus"] == "preferredTerm-admn-sts"
     assert "Proposed by this site: no published attestation found." in da_notes
     assert notes("en", "MHA")[0]["termType"] == "acronym" and "grammaticalGender" not in notes("en", "MHA")[0]
+    # the record's history, from git (the suite runs in a checkout)
+    events = [g.findtext("t:transac", namespaces=NS) for g in concept.findall("t:transacGrp", NS)]
+    assert events[0] == "origination" and set(events) <= {"origination", "modification"}
+    assert all(g.findtext("t:transacNote[@type='responsibility']", namespaces=NS)
+               for g in concept.findall("t:transacGrp", NS))
 
 
 def test_csv_and_json_carry_the_same_fields():
