@@ -85,6 +85,15 @@ class TermBase:
     def sources(self) -> dict:
         return read_yaml(self.project.data_dir / "sources.yml") or {}
 
+    def attestations(self, lang: str) -> dict:
+        """name -> its attestations (quote, source, url, read), from data/attestations/<lang>.yml."""
+        path = self.project.data_dir / "attestations" / f"{lang}.yml"
+        try:
+            data = read_yaml(path) if path.is_file() else None
+        except (yaml.YAMLError, UnicodeDecodeError):
+            data = None  # the checker reports it
+        return data if isinstance(data, dict) else {}
+
     def source_title(self, source_id: str, lang: str) -> str:
         """A source's title in `lang`. A paper keeps the title it was published under; a
         description (a config file, a documentation page) may be a mapping with one per
@@ -157,4 +166,4 @@ class TermBase:
 # Markers a page may hold on a line of its own, expanded by the build (termbase/site/pages.py).
 PAGE_MARKERS = ("glossary_index", "az_index", "reading_order", "translation_status", "exports", "verified",
                 "benchmark_table", "style_guide", "claims", "model_table", "config_keys",
-                "config_explainer")
+                "config_explainer", "terminology_table")

@@ -14,6 +14,7 @@ from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, TermBase
 from termbase.core.status import Status
 from termbase.site.benchmark_table import benchmark_table
 from termbase.site.languages import prefix
+from termbase.site.terminology_page import status_words, terminology_table
 
 
 
@@ -65,15 +66,23 @@ class Pages:
             f"**{self.t('category')}:** {self.base.ui['categories'][term['category']][self.lang]}",
             f"**{self.t('level')}:** {self.base.ui['levels'][term['level']][self.lang]}",
         ]
+        # Each name's status (termbase/data/terms README, `names:`), linked to the terminology page.
+        words = lambda lang, name: status_words(self.base, lang, term[lang], name, self.lang)  # noqa: E731
+        glossary = self._to("terminology.md", src_uri) + f"#{slug}"
+        facts.append(f"**{self.t('status', 'terminology')}:** *{local['term']}*: "
+                     f"[{words(self.lang, local['term'])}]({glossary})")
         if local.get("synonyms"):
-            facts.append(f"**{self.t('synonyms')}:** " + ", ".join(local["synonyms"]))
+            facts.append(f"**{self.t('synonyms')}:** " + ", ".join(f"{w} ({words(self.lang, w)})"
+                                                                    for w in local["synonyms"]))
         if local.get("avoid"):
-            facts.append(f"**{self.t('avoid')}:** " + ", ".join(f"~~{w}~~" for w in local["avoid"]))
+            facts.append(f"**{self.t('avoid')}:** " + ", ".join(f"~~{w}~~ ({words(self.lang, w)})"
+                                                                for w in local["avoid"]))
         if local.get("english_kept"):
             facts.append(f"*{self.t('english_kept')}*")
         # The names in the other languages: a reader who types any of them in this site's search
         # finds this page (its index holds only this language's pages).
-        others = [f'{self.base.language_name(other)}: *{term[other]["term"]}*{{ lang="{other}" }}'
+        others = [f'{self.base.language_name(other)}: *{term[other]["term"]}*{{ lang="{other}" }} '
+                  f'({self._elsewhere_terminology(slug, other, words(other, term[other]["term"]))})'
                   for other in self.base.languages if other != self.lang]
         synonyms = sorted({s for other in self.base.languages if other != self.lang
                            for s in term[other].get("synonyms") or []} - set(local.get("synonyms") or []))
@@ -168,6 +177,15 @@ class Pages:
         root = self.home[:len(self.home) - len(own)] if own else self.home
         return (f'<a href="{root}{prefix(self.base, lang)}glossary/{entry}/" hreflang="{lang}" lang="{lang}">'
                 f"{html.escape(name)}</a>")
+
+    def _elsewhere_terminology(self, entry: str, lang: str, text: str) -> str:
+        """A link to `entry`'s row on another language's terminology page."""
+        own = prefix(self.base, self.lang)
+        root = self.home[:len(self.home) - len(own)] if own else self.home
+        return f'<a href="{root}{prefix(self.base, lang)}terminology/#{entry}" hreflang="{lang}">{html.escape(text)}</a>'
+
+    def terminology_table(self, slug, src_uri):
+        return terminology_table(self.base, self.lang)
 
     def az_index(self, slug, src_uri):
         """Every name of every entry in this language's alphabetical order, filed under its

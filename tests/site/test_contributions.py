@@ -163,6 +163,25 @@ BROKEN = {
                        "unknown marker '{{ sumary }}' - did you mean '{{ summary }}'?"),
     "missing interface string": (lambda p: edit(p / "termbase/data/ui.yml", ', da: "Lavet med"}', "}"),
                                  f"termbase/data/ui.yml:{MADE_WITH_LINE}: 'labels.made_with' has no 'da' string - add `da: ...` to it"),
+    "term without a status": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml",
+                                             '"MHA": {status: admitted, type: acronym, gender: feminine}',
+                                             '"MHA": {type: acronym, gender: feminine}'),
+                              "'MHA' (es) has no valid status (None) - add `status:` with one of: preferred,"),
+    "preferred term neither attested nor proposed": (
+        lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "gender: common, proposed: true}", "gender: common}"),
+        "preferred term 'multi-head attention' (da) has neither an attestation nor `proposed: true`"
+        " - quote a published sentence that uses it in termbase/data/attestations/da.yml"),
+    "attestation without its term": (lambda p: (p / "termbase/data/attestations/es.yml").write_text(
+                                         "atención multicabeza:\n  - quote: \"La atención se reparte entre varias cabezas.\"\n"
+                                         "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n",
+                                         encoding="utf-8"),
+                                     "termbase/data/attestations/es.yml:2: attestation 1 does not contain the term"
+                                     " 'atención multicabeza' - quote a sentence that uses the term as written"),
+    "synonym without a description": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml",
+                                                     "synonyms: [multi-head-opmærksomhed, MHA]",
+                                                     "synonyms: [multi-head-opmærksomhed, MHA, flerhovedsattention]"),
+                                      "'flerhovedsattention' (da.synonyms) has no description under 'da.names'"
+                                      " - add `\"flerhovedsattention\": {status: admitted, type: fullForm|"),
     "nav label without translation": (lambda p: edit(p / "mkdocs.yml", "      - Style guide: style-guide.md\n",
                                                      "      - Style guide: style-guide.md\n      - Glossary again: glossary/index.md\n"),
                                       "nav label 'Glossary again' has no translation - add `Glossary again: {es: ..., da: ...}`"),
@@ -327,9 +346,13 @@ def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):
     record.write_text(
         "category: mechanism\nlevel: beginner\nrelated: [attention-mask]\nsources: [pytorch-mha]\n"
         "formula:\n  - y = x\ncode:\n  - [snippets/key_padding.py:code, snippets/key_padding.py:demo]\n"
-        "en: {term: key padding, short: Padding on the key side.}\n"
-        "es: {term: relleno de claves, short: Relleno del lado de las claves.}\n"
-        "da: {term: nøgle-padding, short: Padding på nøglesiden.}\n", encoding="utf-8")
+        "en: {term: key padding, short: Padding on the key side.,\n"
+        "     names: {key padding: {status: preferred, type: fullForm}}}\n"
+        "es: {term: relleno de claves, short: Relleno del lado de las claves.,\n"
+        "     names: {relleno de claves: {status: preferred, type: fullForm, gender: masculine, proposed: true}}}\n"
+        "da: {term: nøgle-padding, short: Padding på nøglesiden.,\n"
+        "     names: {nøgle-padding: {status: preferred, type: fullForm, gender: common, proposed: true}}}\n",
+        encoding="utf-8")
     # A sentence in each page's language for every placeholder line (the checker spells them).
     sentences = {"en": "Key padding hides the padded keys.", "es": "El relleno de claves oculta las claves vacías.",
                  "da": "Padding på nøglesiden skjuler de tomme nøgler."}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from termbase.core import mathml
+from termbase.core import mathml, terminology
 from termbase.core.markdown import SLUG
 from termbase.core.check import yamlfile
 from termbase.core.model import TermBase
@@ -171,6 +171,8 @@ def check_records(base: TermBase, report) -> dict:
                 report.add(path, at(lang, "term"), f"term '{name}' ({lang}) is also the term of '{seen[lang][name]}'",
                            "terms must be unique per language")
             seen[lang][name] = slug
+            _check_names(base, report, path, lang, local, at)
+    _check_attestations(base, report, {slug: record for slug, (_, record, _) in records.items()})
     return {slug: record for slug, (_, record, _) in records.items()}
 
 
@@ -264,3 +266,95 @@ def check_model_configs(base: TermBase, report) -> None:
         elif about.get("source") not in (base.sources or {}):
             report.add(path, line, f"model '{model_id}' has no source in sources.yml",
                        "write `source: <id>` of the config.json it was copied from")
+def _check_names(base, report, path, lang, local, at) -> None:
+    """Every name of a language block (term, synonyms, avoid) is described once under `names:`,
+    with an explicit status that matches where it sits, a term type, and the gender where the
+    language has one; a Spanish or Danish preferred term is attested or marked proposed."""
+    meta = local.get("names")
+    if meta is not None and not isinstance(meta, dict):
+        report.add(path, at(lang, "names"), f"'{lang}.names' is not a mapping",
+                   "write one `\"name\": {status: ..., type: ...}` line per name")
+        return
+    meta = meta or {}
+    genders = terminology.GENDERS.get(lang)
+    listed = dict(terminology.names_of(local))
+    for name, field in terminology.names_of(local):
+        fields = meta.get(name)
+        hint_gender = f", gender: {'|'.join(genders)}" if genders else ""
+        if not isinstance(fields, dict):
+            status = next(s for s, (_, home) in terminology.STATUSES.items() if home == field)
+            report.add(path, at(lang, "names") if "names" in local else at(lang, field),
+                       f"'{name}' ({lang}.{field}) has no description under '{lang}.names'",
+                       f"add `\"{name}\": {{status: {status}, type: {'|'.join(terminology.TYPES)}{hint_gender}}}`"
+                       f" under `names:` in `{lang}:`")
+            continue
+        line = at(lang, "names", name)
+        status = fields.get("status")
+        if status not in terminology.STATUSES:
+            report.add(path, line, f"'{name}' ({lang}) has no valid status ({status!r})",
+                       f"add `status:` with one of: {', '.join(terminology.STATUSES)}")
+        elif terminology.STATUSES[status][1] != field:
+            report.add(path, line, f"'{name}' ({lang}) is {status} but sits in `{field}`",
+                       f"a {status} name belongs in `{terminology.STATUSES[status][1]}`: move it or change its status")
+        if fields.get("type") not in terminology.TYPES:
+            report.add(path, line, f"'{name}' ({lang}) has no valid term type ({fields.get('type')!r})",
+                       f"add `type:` with one of: {', '.join(terminology.TYPES)}")
+        if genders and fields.get("gender") not in genders:
+            report.add(path, line, f"'{name}' ({lang}) has no valid gender ({fields.get('gender')!r})",
+                       f"add `gender:` with one of: {', '.join(genders)}")
+        if not genders and "gender" in fields:
+            report.add(path, line, f"'{name}' ({lang}) has a gender, which {lang} does not mark",
+                       "remove `gender:`")
+        usage = fields.get("usage")
+        if usage is not None and not re.fullmatch(rf"{lang}-([A-Z]{{2}}|[0-9]{{3}})", str(usage)):
+            report.add(path, line, f"'{name}' ({lang}) has usage '{usage}', not a region of {lang}",
+                       f"write a BCP 47 tag such as {lang}-ES or {lang}-419, or remove `usage:`")
+        unknown = set(fields) - {"status", "type", "gender", "usage", "proposed"}
+        if unknown:
+            report.add(path, line, f"'{name}' ({lang}) has unknown fields {sorted(unknown)}",
+                       "use status, type, gender, usage and proposed")
+        if lang in terminology.ATTESTED and field == "term" and not fields.get("proposed") \
+                and not base.attestations(lang).get(name):
+            report.add(path, line, f"preferred term '{name}' ({lang}) has neither an attestation nor `proposed: true`",
+                       f"quote a published sentence that uses it in termbase/data/attestations/{lang}.yml,"
+                       " or add `proposed: true` (proposed by this site)")
+    for name in meta:
+        if name not in listed:
+            report.add(path, at(lang, "names", name), f"'{name}' under '{lang}.names' is not a name of the record",
+                       f"add it to `term`, `synonyms` or `avoid` of `{lang}:`, or remove it from `names:`")
+
+
+def _check_attestations(base, report, records) -> None:
+    """termbase/data/attestations/<lang>.yml: each quote names a term of the base, contains it,
+    and says where and when it was read."""
+    for lang in terminology.ATTESTED:
+        path = base.project.data_dir / "attestations" / f"{lang}.yml"
+        if not path.is_file():
+            continue
+        data, lines = yamlfile.load(path, report)
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            report.add(path, 1, "the attestations are not a mapping", "key them by term: `term: [{quote: ..., ...}]`")
+            continue
+        names = {name for record in records.values() if isinstance(record.get(lang), dict)
+                 for name, _ in terminology.names_of(record[lang])}
+        for name, items in data.items():
+            line = yamlfile.line_of(lines, (name,))
+            if name not in names:
+                report.add(path, line, f"'{name}' is no {lang} name of any term record",
+                           did_you_mean(str(name), names).replace("an existing entry", "a term"))
+            if not isinstance(items, list) or not items:
+                report.add(path, line, f"'{name}' has no list of attestations", "write `- quote: ...` items")
+                continue
+            for index, item in enumerate(items):
+                at = yamlfile.line_of(lines, (name, index))
+                item = item if isinstance(item, dict) else {}
+                missing = [f for f in terminology.ATTESTATION_FIELDS if not item.get(f)]
+                if missing or not (str(item.get("url", "")).startswith("https://") or "url" not in item):
+                    report.add(path, at, f"attestation {index + 1} of '{name}' lacks {', '.join(missing) or 'an https url'}",
+                               "give quote, source (author, title), url (https) or a bibliographic source, and read (date)")
+                quote = str(item.get("quote", ""))
+                if quote and str(name).casefold() not in quote.casefold():
+                    report.add(path, at, f"attestation {index + 1} does not contain the term '{name}'",
+                               "quote a sentence that uses the term as written, or key it by the form it uses")

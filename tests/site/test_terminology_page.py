@@ -1,0 +1,44 @@
+"""Each name's status on the entry pages and the terminology page (issue 29), rendered from the
+term records and termbase/data/attestations/<lang>.yml without a build."""
+
+from termbase.core import terminology
+from termbase.core.model import TermBase
+from termbase.site.pages import Pages
+from tests.site.sitetools import PROJECT
+
+
+def pages(lang, attestations=None):
+    base = TermBase(PROJECT)
+    if attestations is not None:
+        base.attestations = lambda of: attestations.get(of, {})
+    return Pages(base, lang, None, "/" if lang == "en" else f"/{lang}/")
+
+
+def test_the_summary_box_gives_every_status_in_the_page_language():
+    box = pages("es", {}).summary("multi-head-attention", "glossary/multi-head-attention.md")
+    assert ("**Estatus:** *atención multicabeza*: [preferente, propuesto por este sitio]"
+            "(../terminology.md#multi-head-attention)") in box
+    assert "MHA (admitido)" in box and "~~atención multicabezal~~ (desaconsejado)" in box
+    assert ('Dansk: *multi-head attention*{ lang="da" } (<a href="/da/terminology/#multi-head-attention" '
+            'hreflang="da">preferente, propuesto por este sitio</a>)') in box
+
+
+def test_an_attested_term_says_so_and_the_terminology_page_quotes_it():
+    quote = {"quote": "La caché KV guarda las claves.", "source": "Autor, Título", "url": "https://example.org/",
+             "read": "2026-12-03"}
+    page = pages("da", {"es": {"caché KV": [quote]}})
+    box = page.summary("kv-cache", "glossary/kv-cache.md")
+    assert "Español: *caché KV*" in box and "foretrukken, belagt</a>)" in box
+    table = pages("es", {"es": {"caché KV": [quote]}}).terminology_table(None, "terminology.md")
+    row = next(line for line in table.splitlines() if "**caché KV**" in line)
+    assert "preferente, documentado" in row and "«La caché KV guarda las claves.»" in row
+    assert '<a href="https://example.org/">Autor, Título</a>; consultado el 2026-12-03' in row
+
+
+def test_the_terminology_page_lists_every_name_once():
+    base = TermBase(PROJECT)
+    table = pages("da").terminology_table(None, "terminology.md")
+    expected = sum(len(terminology.names_of(record["da"])) for record in base.terms.values())
+    assert len(table.strip().splitlines()) == expected + 2
+    row = next(line for line in table.splitlines() if "**attention-hoved**" in line)
+    assert "| foretrukken, foreslået af dette site | fuld form | intetkøn |" in row
