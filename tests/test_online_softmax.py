@@ -178,3 +178,27 @@ def test_every_tensor_follows_the_inputs_device():
     for (a_out, a_lse), (e_out, e_lse) in zip(got, expected):
         sb.assert_same_device_and_values(a_out, e_out)
         sb.assert_same_device_and_values(a_lse, e_lse)
+
+
+def flashinfer_merge_state(v_a, s_a, v_b, s_b):
+    """FlashInfer's MergeStateKernel (include/flashinfer/attention/cascade.cuh @00b57fe)
+    transcribed: the weights are powers of 2, the lse is in base 2."""
+    s_max = torch.maximum(s_a, s_b)
+    w_a, w_b = torch.exp2(s_a - s_max), torch.exp2(s_b - s_max)
+    v = (w_a[..., None] * v_a + w_b[..., None] * v_b) / (w_a + w_b)[..., None]
+    return v, torch.log2(w_a + w_b) + s_max
+
+
+def test_flashinfer_merge_needs_a_base_2_lse():
+    """The page: a natural lse times log2(e) before FlashInfer's merge and the result times
+    ln 2 after it give the exact merge; the natural lse passed as it is gives wrong weights."""
+    q, k, v = qkv(11, 4, 12)
+    (o_a, l_a), (o_b, l_b) = (attend_part(q, k[..., a:b, :], v[..., a:b, :])
+                              for a, b in ((0, 5), (5, 12)))
+    ref_out, ref_lse = merge(torch.stack([o_a, o_b]), torch.stack([l_a, l_b]))
+    out, lse2 = flashinfer_merge_state(o_a, l_a * math.log2(math.e), o_b,
+                                       l_b * math.log2(math.e))
+    sb.assert_close(out, ref_out)
+    sb.assert_close(lse2 * math.log(2), ref_lse)
+    wrong, _ = flashinfer_merge_state(o_a, l_a, o_b, l_b)
+    assert not torch.allclose(wrong, ref_out, atol=1e-3)
