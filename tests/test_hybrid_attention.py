@@ -131,3 +131,23 @@ def test_qwen3_next_bytes_with_a_float32_recurrent_state():
     assert cache_bytes(hybrid, 1056, **shape) == cache_bytes(dense, 1056, **shape)
     assert cache_bytes(hybrid, 1057, **shape) < cache_bytes(dense, 1057, **shape)
     assert round(cache_bytes(hybrid, 262144, **shape) / 2**30, 2) == 6.07
+
+
+def test_a_kv_cache_cuts_back_to_a_prefix_and_a_recurrent_state_does_not():
+    """The page: keys and values cached for 10 tokens, cut to the first 6, are the cache of those
+    6 tokens, so a shared prefix or a rejected draft costs nothing to undo; the recurrent state
+    after 10 tokens has no such cut, and only a copy taken after token 6 gives that state back."""
+    torch.manual_seed(3)
+    x = torch.randn(1, 10, 16)
+    full, delta = FullAttention(16, 2), DeltaRuleLayer(16, 2)
+    with torch.no_grad():
+        long_f, long_d, short_f, short_d = {}, {}, {}, {}
+        full(x[:, :6], short_f), delta(x[:, :6], short_d)
+        full(x[:, :6], long_f), delta(x[:, :6], long_d)
+        snapshot = long_d["state"].clone()  # a copy taken at position 6
+        full(x[:, 6:], long_f), delta(x[:, 6:], long_d)
+    for name in ("k", "v"):
+        sb.assert_close(long_f[name][:, :, :6], short_f[name])
+    assert long_d["state"].shape == short_d["state"].shape
+    assert not torch.allclose(long_d["state"], short_d["state"], atol=1e-4)
+    sb.assert_close(snapshot, short_d["state"])
