@@ -133,6 +133,15 @@ def cache_numbers(layer_types, tokens, *, kv_heads, head_dim,
     linear = layer_types.count("linear_attention")
     return (full * 2 * kv_heads * head_dim * tokens
             + linear * state_numbers)
+
+
+def cache_bytes(layer_types, tokens, *, kv_heads, head_dim, state_bytes,
+                kv_bytes=2):
+    """The same in bytes: kv_bytes per cached key or value number, a
+    fixed state_bytes in each linear-attention layer."""
+    kv = cache_numbers(layer_types, tokens, kv_heads=kv_heads,
+                       head_dim=head_dim, state_numbers=0)
+    return kv * kv_bytes + layer_types.count("linear_attention") * state_bytes
 # --8<-- [end:cost]
 
 
@@ -142,23 +151,24 @@ if __name__ == "__main__":
     # 48 layers, full attention every 4th: 2 KV heads of 256;
     # Gated DeltaNet: 32 value heads, key and value heads of 128, and a
     # short convolution that keeps 4 steps of its 8192 input channels.
+    # Transformers keeps the recurrent state in float32 (4 bytes) and
+    # the convolution state, keys and values in bfloat16 (2 bytes).
     hybrid = ["linear_attention"] * 3 + ["full_attention"]
     hybrid = hybrid * 12
     dense = ["full_attention"] * 48
-    state = 32 * 128 * 128 + 8192 * 4
-    shape = dict(kv_heads=2, head_dim=256, state_numbers=state)
-    bf16 = 2  # bytes per number
+    state = 32 * 128 * 128 * 4 + 8192 * 4 * 2  # bytes per layer
+    shape = dict(kv_heads=2, head_dim=256, state_bytes=state)
     for name, types in (("dense ", dense), ("hybrid", hybrid)):
-        per_token = (cache_numbers(types, 1001, **shape)
-                     - cache_numbers(types, 1000, **shape))
-        fixed = cache_numbers(types, 0, **shape)
-        print(f"{name}: {per_token * bf16 // 1024} KiB per token,",
-              f"{fixed * bf16 / 2**20:.1f} MiB fixed")
+        per_token = (cache_bytes(types, 1001, **shape)
+                     - cache_bytes(types, 1000, **shape))
+        fixed = cache_bytes(types, 0, **shape)
+        print(f"{name}: {per_token // 1024} KiB per token,",
+              f"{fixed / 2**20:.2f} MiB fixed")
     T = next(T for T in range(1, 10**6)
-             if cache_numbers(hybrid, T, **shape)
-             < cache_numbers(dense, T, **shape))
+             if cache_bytes(hybrid, T, **shape)
+             < cache_bytes(dense, T, **shape))
     print("the hybrid holds less from", T, "tokens on; at 262144 tokens:",
-          f"{cache_numbers(hybrid, 262144, **shape) * bf16 / 2**30:.2f}",
+          f"{cache_bytes(hybrid, 262144, **shape) / 2**30:.2f}",
           "GiB against",
-          f"{cache_numbers(dense, 262144, **shape) * bf16 / 2**30:.2f}")
+          f"{cache_bytes(dense, 262144, **shape) / 2**30:.2f}")
 # --8<-- [end:cost_demo]

@@ -38,7 +38,11 @@ def attend_part(q, k, v, allowed=None):
     """Attention of q over one part of the keys -> (out, lse).
     out: (..., L, d_v), softmax-weighted within the part; lse: (..., L),
     the log of the part's sum of exp(scores). A query that sees no key
-    of the part gets out = 0 and lse = -inf: weight 0 in any merge."""
+    of the part gets out = 0 and lse = -inf: weight 0 in any merge.
+    Half inputs are computed in float32, as kernels do: out and lse are
+    float32 then, ready to merge; cast the merged out back."""
+    work = torch.promote_types(q.dtype, torch.float32)
+    q, k, v = q.to(work), k.to(work), v.to(work)
     s = scores(q, k, allowed)  # (..., L, S_part)
     m = s.amax(dim=-1, keepdim=True)
     m = torch.where(m == -math.inf, 0.0, m)  # no key: subtract 0, not -inf
@@ -60,7 +64,10 @@ def online_attention(q, k, v, allowed, *, cuts):
     """The same, one part after another: a running maximum m, sum l and
     output acc per query, rescaled when m grows. cuts: the increasing key
     positions where one part ends and the next begins, e.g. [3, 7]."""
-    like = dict(dtype=q.dtype, device=q.device)
+    out_dtype = q.dtype  # statistics in float32 even for half inputs:
+    work = torch.promote_types(q.dtype, torch.float32)
+    q, k, v = q.to(work), k.to(work), v.to(work)
+    like = dict(dtype=work, device=q.device)
     m = torch.full(q.shape[:-1], -math.inf, **like)  # (..., L)
     l = torch.zeros(q.shape[:-1], **like)  # (..., L)
     acc = torch.zeros(*q.shape[:-1], v.size(-1), **like)  # (..., L, d_v)
@@ -75,8 +82,9 @@ def online_attention(q, k, v, allowed, *, cuts):
         l = alpha * l + p.sum(dim=-1)
         acc = alpha[..., None] * acc + p @ v[..., start:stop, :]
         m = m_new
-    lse = torch.where(l == 0, -math.inf, m + torch.log(l))
-    return acc / torch.where(l == 0, 1.0, l)[..., None], lse
+    lse = torch.where(l == 0, -math.inf, m + torch.log(l))  # float32+
+    out = acc / torch.where(l == 0, 1.0, l)[..., None]
+    return out.to(out_dtype), lse
 # --8<-- [end:code]
 
 

@@ -37,15 +37,18 @@ def ring_attention(q, k, v, *, devices, causal=True):
     shard r; at each step it attends its queries to the key/value shard
     it holds, merges the result into its own, then passes that shard to
     device r + 1. -> (B, H, T, d_v), and the most keys a device holds at
-    once (the shard it computes on and the one it receives)."""
+    once (the shard it computes on and the one it receives). Outputs and
+    log-sum-exps are kept in float32 even for half inputs."""
     if not 1 <= devices <= q.size(-2):
         raise ValueError("need 1 <= devices <= sequence length")
     pos = torch.arange(q.size(-2), device=q.device).tensor_split(devices)
     qs = q.tensor_split(devices, dim=-2)
     held = list(zip(k.tensor_split(devices, dim=-2),
                     v.tensor_split(devices, dim=-2), pos))
-    outs = [q.new_zeros(*q_r.shape[:-1], v.size(-1)) for q_r in qs]
-    lses = [q.new_full(q_r.shape[:-1], -math.inf) for q_r in qs]
+    work = torch.promote_types(q.dtype, torch.float32)  # for statistics
+    outs = [q.new_zeros(*q_r.shape[:-1], v.size(-1), dtype=work)
+            for q_r in qs]
+    lses = [q.new_full(q_r.shape[:-1], -math.inf, dtype=work) for q_r in qs]
     peak = 0
     for step in range(devices):
         for r in range(devices):
@@ -58,7 +61,7 @@ def ring_attention(q, k, v, *, devices, causal=True):
             arriving = held[(r - 1) % devices][0].size(-2)
             peak = max(peak, k_j.size(-2) + arriving * (step < devices - 1))
         held = [held[(r - 1) % devices] for r in range(devices)]  # send
-    return torch.cat(outs, dim=-2), peak
+    return torch.cat(outs, dim=-2).to(q.dtype), peak
 
 
 def all_to_all(shards, *, split_dim, cat_dim):

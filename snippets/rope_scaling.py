@@ -29,15 +29,19 @@ def rope_frequencies(head_dim, rope_theta=10000.0):
     return rope_theta ** (-two_c / head_dim)
 
 
-def yarn_ramp(head_dim, rope_theta, original, beta_fast, beta_slow):
+def yarn_ramp(head_dim, rope_theta, original, beta_fast, beta_slow,
+              truncate=True):
     """(head_dim/2,): 0 for pairs that turn at least beta_fast times in
     `original` positions (kept), 1 for those that turn at most beta_slow
-    times (divided by the factor), linear in the pair index between."""
+    times (divided by the factor), linear in the pair index between.
+    truncate=False leaves the ramp's ends unrounded (gpt-oss)."""
     def pair_for(turns):  # the pair whose wavelength is original / turns
         return (head_dim * math.log(original / (turns * 2 * math.pi))
                 / (2 * math.log(rope_theta)))
-    low = max(math.floor(pair_for(beta_fast)), 0)
-    high = min(math.ceil(pair_for(beta_slow)), head_dim - 1)
+    low, high = pair_for(beta_fast), pair_for(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)
     c = torch.arange(head_dim // 2, dtype=torch.float64)
     return ((c - low) / max(high - low, 1e-3)).clamp(0, 1)
 
@@ -64,8 +68,14 @@ def scaled_frequencies(head_dim, rope, seq_len=None):
     if kind == "yarn":  # NTK-by-parts, and a factor on q and k
         ramp = yarn_ramp(head_dim, theta, original,
                          rope.get("beta_fast", 32.0),
-                         rope.get("beta_slow", 1.0))
-        scale = rope.get("attention_factor", 0.1 * math.log(factor) + 1)
+                         rope.get("beta_slow", 1.0),
+                         rope.get("truncate", True))
+
+        def t(m=1.0):  # YaRN's attention factor, m = mscale
+            return 0.1 * m * math.log(factor) + 1 if factor > 1 else 1.0
+        m, m_all = rope.get("mscale"), rope.get("mscale_all_dim")
+        scale = t(m) / t(m_all) if m and m_all else t()  # DeepSeek: 1
+        scale = rope.get("attention_factor", scale)
         return freq * (1 - ramp) + freq / factor * ramp, scale
     if kind == "llama3":  # by wavelength: short kept, long / factor
         turns = original * freq / (2 * math.pi)  # turns in `original`

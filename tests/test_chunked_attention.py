@@ -176,3 +176,19 @@ def test_bad_arguments_are_refused():
         chunked_mask(4, chunk_size=0)
     with pytest.raises(ValueError, match="num_queries"):
         chunked_mask(5, 4, chunk_size=2)
+
+
+@pytest.mark.parametrize("length,chunk", [(40, 8), (33, 8), (8192 * 3 + 5, 8192)])
+def test_a_chunked_layer_never_sees_a_distance_of_chunk_size_or_more(length, chunk):
+    """The page: in a chunked RoPE layer every query is less than C positions from the keys it
+    sees (at most C - 1, 8191 for Llama 4), whatever the length; a causal mask reaches length - 1."""
+    allowed = chunked_mask(length, chunk_size=chunk) if length < 1000 else None
+    if allowed is not None:
+        q_idx, k_idx = allowed.nonzero(as_tuple=True)
+        assert (q_idx - k_idx).max().item() == chunk - 1
+    else:  # too big to build: the same rule through the mask_mod, on the last chunk's queries
+        q_idx = torch.arange(length - 10, length)[:, None]
+        k_idx = torch.arange(length)[None, :]
+        seen = chunked_mask_mod(chunk)(0, 0, q_idx, k_idx)
+        assert ((q_idx - k_idx)[seen]).max().item() <= chunk - 1
+        assert ((q_idx - k_idx)[seen]).min().item() >= 0

@@ -8,8 +8,8 @@ import torch.nn.functional as F
 
 import snippets.hybrid_attention as mod
 from snippets.delta_rule import delta_rule_recurrent
-from snippets.hybrid_attention import (DeltaRuleLayer, FullAttention, HybridStack, cache_numbers,
-                                       layer_types_from_interval)
+from snippets.hybrid_attention import (DeltaRuleLayer, FullAttention, HybridStack, cache_bytes,
+                                       cache_numbers, layer_types_from_interval)
 from tests import snippet_blocks as sb
 
 EXPECTED_OUTPUT = {
@@ -20,9 +20,9 @@ EXPECTED_OUTPUT = {
         "prompt + 4 decoding steps = one pass over 10 tokens: True",
     ],
     "cost": [
-        "dense : 96 KiB per token, 0.0 MiB fixed",
-        "hybrid: 24 KiB per token, 38.2 MiB fixed",
-        "the hybrid holds less from 545 tokens on; at 262144 tokens: 6.04 GiB against 24.00",
+        "dense : 96 KiB per token, 0.00 MiB fixed",
+        "hybrid: 24 KiB per token, 74.25 MiB fixed",
+        "the hybrid holds less from 1057 tokens on; at 262144 tokens: 6.07 GiB against 24.00",
     ],
 }
 F64 = torch.float64
@@ -112,4 +112,42 @@ def test_qwen3_next_counts():
     fixed = 36 * (32 * 128 * 128 + 8192 * 4)
     assert cache_numbers(hybrid, 0, **shape) == fixed
     first = -(-fixed // (36 * 1024)) + (fixed % (36 * 1024) == 0)  # smallest T with 36 * 1024 T > fixed
-    assert first == 545
+    assert first == 545  # counted in numbers
+
+
+def test_qwen3_next_bytes_with_a_float32_recurrent_state():
+    """Counted in bytes as Transformers stores them (modeling_qwen3_next.py @7515843: the recurrent
+    state is created .to(value) after value is cast to float32; the convolution state, keys and
+    values stay bfloat16): 36 * (32 * 128 * 128 * 4 + 8192 * 4 * 2) bytes of fixed state, 74.25 MiB,
+    and the hybrid holds fewer bytes from T = 1057 on, not from the 545 of a 2-byte state."""
+    hybrid, dense = layer_types_from_interval(48, 4), ["full_attention"] * 48
+    shape = dict(kv_heads=2, head_dim=256, state_bytes=32 * 128 * 128 * 4 + 8192 * 4 * 2)
+    fixed = 36 * (32 * 128 * 128 * 4 + 8192 * 4 * 2)
+    assert cache_bytes(hybrid, 0, **shape) == fixed == 74.25 * 2**20
+    assert cache_bytes(hybrid, 1, **shape) - fixed == 12 * 1024 * 2
+    assert cache_bytes(dense, 1, **shape) == 48 * 1024 * 2
+    # 12 * 2048 T + fixed < 48 * 2048 T  <=>  T > fixed / (36 * 2048) = 1056 exactly
+    assert fixed == 1056 * 36 * 2048
+    assert cache_bytes(hybrid, 1056, **shape) == cache_bytes(dense, 1056, **shape)
+    assert cache_bytes(hybrid, 1057, **shape) < cache_bytes(dense, 1057, **shape)
+    assert round(cache_bytes(hybrid, 262144, **shape) / 2**30, 2) == 6.07
+
+
+def test_a_kv_cache_cuts_back_to_a_prefix_and_a_recurrent_state_does_not():
+    """The page: keys and values cached for 10 tokens, cut to the first 6, are the cache of those
+    6 tokens, so a shared prefix or a rejected draft costs nothing to undo; the recurrent state
+    after 10 tokens has no such cut, and only a copy taken after token 6 gives that state back."""
+    torch.manual_seed(3)
+    x = torch.randn(1, 10, 16)
+    full, delta = FullAttention(16, 2), DeltaRuleLayer(16, 2)
+    with torch.no_grad():
+        long_f, long_d, short_f, short_d = {}, {}, {}, {}
+        full(x[:, :6], short_f), delta(x[:, :6], short_d)
+        full(x[:, :6], long_f), delta(x[:, :6], long_d)
+        snapshot = long_d["state"].clone()  # a copy taken at position 6
+        full(x[:, 6:], long_f), delta(x[:, 6:], long_d)
+    for name in ("k", "v"):
+        sb.assert_close(long_f[name][:, :, :6], short_f[name])
+    assert long_d["state"].shape == short_d["state"].shape
+    assert not torch.allclose(long_d["state"], short_d["state"], atol=1e-4)
+    sb.assert_close(snapshot, short_d["state"])

@@ -149,3 +149,20 @@ def test_query_scale_per_position_is_a_per_row_softmax_temperature():
     scores = (q @ k.transpose(-2, -1)) * s[:, None] / math.sqrt(8)
     scores = scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf"))
     sb.assert_close(out, torch.softmax(scores, dim=-1) @ v)
+
+
+def test_llama4_nope_decoding_step_needs_the_query_position():
+    """The page: a plain NoPE layer needs no positions at decoding time, but Llama 4's NoPE
+    layers need the query's absolute position p for tau(p): the same query, keys and values give
+    the same output at p = 0 and p = 8190 (tau = 1) and another one at p = 8191 (tau > 1)."""
+    q, k, v = random(3, 1, 2, 9, 8, seed=11)
+    q = q[..., -1:, :]  # one decoding query over 9 cached keys
+
+    def step(p):
+        tau = nope_query_scale(torch.tensor([p])).item()
+        return F.scaled_dot_product_attention(q, k, v, scale=tau / math.sqrt(8))
+
+    plain = F.scaled_dot_product_attention(q, k, v)  # no position anywhere
+    sb.assert_close(step(0), plain)
+    sb.assert_close(step(8190), plain)
+    assert not torch.allclose(step(8191), plain, atol=1e-6)

@@ -136,15 +136,23 @@ def test_large_scores_stay_finite():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_inputs_with_float32_statistics(dtype):
-    """Kernels keep the lse in float32 (FlashInfer expects it so): half inputs, parts computed
-    in float32, merged, cast back, equal SDPA in that dtype."""
-    q, k, v = (t.to(dtype) for t in qkv(5, 6, 10, dtype=torch.float32))
-    allowed = torch.ones(6, 10, dtype=torch.bool)
+    """Kernels keep the statistics in float32 (FlashInfer expects its lse so): the snippets,
+    called with half inputs, return a float32 lse, and both the merged parts and the running form,
+    over 4096 keys in 64 parts, stay as close to float64 attention as SDPA in that dtype does
+    (statistics kept in bfloat16 were 6.5 times further off)."""
+    q, k, v = qkv(5, 6, 4096, dtype=torch.float32)
+    allowed = torch.ones(6, 4096, dtype=torch.bool)
     allowed[:, :3] = False
-    out, lse = split_and_merge(q.float(), k.float(), v.float(), allowed, [3, 7])
-    assert lse.dtype == torch.float32
-    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-    sb.assert_close(out.to(dtype), ref)
+    exact = F.scaled_dot_product_attention(*(t.double() for t in (q, k, v)), attn_mask=allowed)
+    q, k, v = (t.to(dtype) for t in (q, k, v))
+    sdpa_error = (F.scaled_dot_product_attention(q, k, v, attn_mask=allowed).double()
+                  - exact).abs().max()
+    cuts = list(range(64, 4096, 64))
+    out, lse = split_and_merge(q, k, v, allowed, cuts)
+    run_out, run_lse = online_attention(q, k, v, allowed, cuts=cuts)
+    assert lse.dtype == run_lse.dtype == torch.float32 and run_out.dtype == dtype
+    for got in (out.to(dtype), run_out):
+        assert (got.double() - exact).abs().max() <= 2 * sdpa_error
 
 
 def test_flex_lse_merges_with_a_masked_first_part():
@@ -178,3 +186,27 @@ def test_every_tensor_follows_the_inputs_device():
     for (a_out, a_lse), (e_out, e_lse) in zip(got, expected):
         sb.assert_same_device_and_values(a_out, e_out)
         sb.assert_same_device_and_values(a_lse, e_lse)
+
+
+def flashinfer_merge_state(v_a, s_a, v_b, s_b):
+    """FlashInfer's MergeStateKernel (include/flashinfer/attention/cascade.cuh @00b57fe)
+    transcribed: the weights are powers of 2, the lse is in base 2."""
+    s_max = torch.maximum(s_a, s_b)
+    w_a, w_b = torch.exp2(s_a - s_max), torch.exp2(s_b - s_max)
+    v = (w_a[..., None] * v_a + w_b[..., None] * v_b) / (w_a + w_b)[..., None]
+    return v, torch.log2(w_a + w_b) + s_max
+
+
+def test_flashinfer_merge_needs_a_base_2_lse():
+    """The page: a natural lse times log2(e) before FlashInfer's merge and the result times
+    ln 2 after it give the exact merge; the natural lse passed as it is gives wrong weights."""
+    q, k, v = qkv(11, 4, 12)
+    (o_a, l_a), (o_b, l_b) = (attend_part(q, k[..., a:b, :], v[..., a:b, :])
+                              for a, b in ((0, 5), (5, 12)))
+    ref_out, ref_lse = merge(torch.stack([o_a, o_b]), torch.stack([l_a, l_b]))
+    out, lse2 = flashinfer_merge_state(o_a, l_a * math.log2(math.e), o_b,
+                                       l_b * math.log2(math.e))
+    sb.assert_close(out, ref_out)
+    sb.assert_close(lse2 * math.log(2), ref_lse)
+    wrong, _ = flashinfer_merge_state(o_a, l_a, o_b, l_b)
+    assert not torch.allclose(wrong, ref_out, atol=1e-3)

@@ -302,3 +302,74 @@ def test_half_precision_with_float32_angles(dtype, rope):
 def test_unknown_type_is_refused():
     with pytest.raises(ValueError, match="rope_type"):
         scaled_frequencies(8, {"rope_type": "su"})
+
+
+# --- review findings: the dynamic-NTK cache caveat, mscale / mscale_all_dim, truncate ----------
+def test_dynamic_ntk_with_cached_keys_is_not_relative_once_the_base_changes():
+    """The page: keys cached after rotation keep the base of the length at which they were
+    rotated, so once T passes the trained length cached decoding differs from re-encoding, and
+    the score is no longer a function of m - n alone."""
+    d, original = 16, 64
+    rope = {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": original}
+    q, k = random(2, 1, d, seed=7)
+
+    def score(m, n, key_len, query_len):
+        key_freq, _ = scaled_frequencies(d, rope, seq_len=key_len)
+        query_freq, _ = scaled_frequencies(d, rope, seq_len=query_len)
+        return (rotate(q, torch.tensor([m]), query_freq)
+                @ rotate(k, torch.tensor([n]), key_freq).T).item()
+
+    # Within the trained length the base does not move: cached = re-encoded.
+    assert score(40, 10, key_len=41, query_len=60) == pytest.approx(score(40, 10, 60, 60), abs=1e-12)
+    # Key 10 cached at length 100, query at 199 (length 200): not the re-encoded score ...
+    cached, fresh = score(199, 10, key_len=100, query_len=200), score(199, 10, 200, 200)
+    assert abs(cached - fresh) > 1e-3
+    # ... and a shift of both positions that keeps m - n changes it when the cache is stale.
+    assert abs(score(150, 10, key_len=100, query_len=151)
+               - score(199, 59, key_len=100, query_len=200)) > 1e-3
+
+
+def test_yarn_mscale_and_mscale_all_dim_as_transformers_reads_them():
+    """DeepSeek-V3's rope_scaling (factor 40, mscale 1.0, mscale_all_dim 1.0): the cos/sin factor
+    is get_mscale(40, 1) / get_mscale(40, 1) = 1, as in Transformers' _compute_yarn_parameters;
+    DeepSeek applies the 0.1 ln s + 1 through its softmax scale instead (its inference/model.py:
+    softmax_scale *= mscale ** 2). Without the two keys the factor is 0.1 ln 40 + 1."""
+    deepseek = {"rope_type": "yarn", "factor": 40.0, "rope_theta": 10000.0,
+                "original_max_position_embeddings": 4096, "beta_fast": 32.0, "beta_slow": 1.0,
+                "mscale": 1.0, "mscale_all_dim": 1.0}
+    freq, scale = scaled_frequencies(64, deepseek)
+    assert scale == 1.0
+    plain = {k: v for k, v in deepseek.items() if not k.startswith("mscale")}
+    freq_plain, scale_plain = scaled_frequencies(64, plain)
+    assert scale_plain == pytest.approx(0.1 * math.log(40.0) + 1.0) and scale_plain > 1.3
+    assert torch.equal(freq, freq_plain)  # the keys change the factor, not the frequencies
+    # mscale 0.707 over mscale_all_dim 1 (a different t in the cos/sin than in the softmax):
+    _, ratio = scaled_frequencies(64, {**deepseek, "mscale": 0.707})
+    assert ratio == pytest.approx((0.0707 * math.log(40) + 1) / (0.1 * math.log(40) + 1))
+
+
+def gpt_oss_inv_freq(head_dim, base, scaling_factor, initial_context_length, ntk_alpha, ntk_beta):
+    """RotaryEmbedding._compute_concentration_and_inv_freq of openai/gpt-oss
+    (gpt_oss/torch/model.py), transcribed: the ramp's ends are not rounded."""
+    freq = base ** (torch.arange(0, head_dim, 2, dtype=F64) / head_dim)
+    concentration = 0.1 * math.log(scaling_factor) + 1.0
+    d_half = head_dim / 2
+    low = d_half * math.log(initial_context_length / (ntk_beta * 2 * math.pi)) / math.log(base)
+    high = d_half * math.log(initial_context_length / (ntk_alpha * 2 * math.pi)) / math.log(base)
+    assert 0 < low < high < d_half - 1
+    interpolation, extrapolation = 1.0 / (scaling_factor * freq), 1.0 / freq
+    ramp = (torch.arange(d_half, dtype=F64) - low) / (high - low)
+    mask = 1 - ramp.clamp(0, 1)
+    return concentration, interpolation * (1 - mask) + extrapolation * mask
+
+
+def test_yarn_truncate_false_is_gpt_oss_and_true_rounds_the_ramp_ends():
+    oss = {"rope_type": "yarn", "factor": 32.0, "rope_theta": 150000.0,
+           "original_max_position_embeddings": 4096, "beta_fast": 32.0, "beta_slow": 1.0}
+    concentration, reference = gpt_oss_inv_freq(64, 150000.0, 32.0, 4096, 1.0, 32.0)
+    freq, scale = scaled_frequencies(64, {**oss, "truncate": False})
+    sb.assert_close(freq, reference)
+    assert scale == pytest.approx(concentration)
+    rounded, _ = scaled_frequencies(64, oss)  # truncate defaults to True: floor / ceil
+    assert not torch.allclose(rounded, reference)
+    sb.assert_close(rounded, yarn_reference(64, 150000.0, 32.0, 4096)[0])

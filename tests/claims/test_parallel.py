@@ -37,8 +37,12 @@ def test_kv_shards_are_all_gathered_by_default_or_rotated_all_to_all():
         assert options.enable_load_balance is True
         _attention.set_rotate_method("alltoall")
         assert options.rotate_method == _attention._RotateMethod.ALL_TO_ALL
-        with pytest.raises(NotImplementedError, match="does not support using ring"):
-            _attention.set_rotate_method("ring")
+        _attention.set_rotate_method("allgather")  # accepted: back to the default
+        assert options.rotate_method == _attention._RotateMethod.ALL_GATHER
+        for name in ("ring", "all_to_all", "AllGather", "no-such-method"):
+            with pytest.raises(NotImplementedError, match=f"does not support using {name}"):
+                _attention.set_rotate_method(name)
+            assert options.rotate_method == _attention._RotateMethod.ALL_GATHER
     finally:
         options.rotate_method = before
 
