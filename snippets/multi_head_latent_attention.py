@@ -82,9 +82,10 @@ class MultiHeadLatentAttention(nn.Module):
     def absorbed_weights(self):
         """The algebra of the absorbed form, as matrices: W^UK folded into
         the query projection, W^UV into W^O: w_qk (h, d_model, kv_rank) and
-        w_ov (h, kv_rank, d_model). Real code never builds them (for
-        DeepSeek-V3, w_qk alone is 128 x 7168 x 512 = 470 M numbers per
-        layer); `absorbed` applies the factors in another order instead."""
+        w_ov (h, kv_rank, d_model). Real code never builds them (DeepSeek-V3
+        projects queries from a 1536-wide latent, so its w_qk alone would be
+        128 x 1536 x 512 = 101 M numbers per layer); `absorbed` applies the
+        factors in another order instead."""
         w_q = self.w_q.weight.view(self.h, self.d_h, -1)  # (h, d_h, d_model)
         w_uk = self.w_uk.weight.view(self.h, self.d_h, self.d_c)
         w_uv = self.w_uv.weight.view(self.h, self.d_h, self.d_c)

@@ -76,3 +76,22 @@ def test_finfo_min_mask_in_half_precision():
         assert weights.isfinite().all()
         assert (weights[:, 2:] == 0).all()
         assert torch.allclose(weights.float().sum(-1), torch.ones(3), atol=1e-2)
+
+
+@claim("rms-norm-half-upcasts")
+def test_rms_norm_in_float16_computes_in_float32():
+    """On the CPU, nn.RMSNorm (and F.rms_norm) on float16 input computes in float32 and
+    returns the float32 result rounded to float16; the same norm written out in float16
+    squares the input, x^2 overflows to inf past 256 (300^2 = 90000 > 65504), and the
+    normed vector collapses to 0."""
+    gen = torch.Generator().manual_seed(0)
+    x = (300 * torch.randn(8, generator=gen)).half()
+    wide = x.float()
+    reference = (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-6)).half()
+    with torch.no_grad():
+        module = torch.nn.RMSNorm(8, eps=1e-6).half()(x)
+    assert module.dtype == torch.float16
+    assert torch.allclose(module.float(), reference.float(), atol=1e-3)
+    assert torch.allclose(F.rms_norm(x, (8,), eps=1e-6).float(), reference.float(), atol=1e-3)
+    by_hand = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    assert x.pow(2).isinf().any() and (by_hand == 0).all()

@@ -133,10 +133,19 @@ def test_is_causal_without_mask_raises():
     x = tokens(1, 3, E)
     with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
         mha(x, x, x, is_causal=True)
+    # The inference fast path (eval mode, no grad, batch-first self-attention) neither raises
+    # nor masks: the hint alone gives the unmasked result.
+    causal = torch.ones(3, 3, dtype=torch.bool).triu(1)  # True = ignore
+    mha.eval()
+    with torch.no_grad():
+        hinted, _ = mha(x, x, x, is_causal=True, need_weights=False)
+        unmasked, _ = mha(x, x, x, need_weights=False)
+        masked, _ = mha(x, x, x, attn_mask=causal, need_weights=False)
+    assert allclose(hinted, unmasked) and not allclose(hinted, masked)
 
 
 @claim("mha-is-causal-hint-trusted")
-def test_is_causal_hint_replaces_the_mask_without_weights():
+def test_is_causal_hint_replaces_the_mask_off_the_fast_path():
     T = 4
     mha = make(batch_first=True)
     x = tokens(2, T, E)
@@ -150,6 +159,18 @@ def test_is_causal_hint_replaces_the_mask_without_weights():
     # With need_weights=True the mask is used.
     hinted, _ = mha(x, x, x, attn_mask=other, is_causal=True, need_weights=True)
     assert allclose(hinted, with_other)
+    # Eval mode alone, with autograd on, still takes the Python path and trusts the hint.
+    mha.eval()
+    hinted, _ = mha(x, x, x, attn_mask=other, is_causal=True, need_weights=False)
+    assert allclose(hinted, with_causal)
+    # The inference fast path (eval mode, no grad, batch-first self-attention) runs
+    # aten::_native_multi_head_attention, which ignores the hint and uses the mask passed.
+    with torch.no_grad():
+        with torch.profiler.profile() as prof:
+            hinted, _ = mha(x, x, x, attn_mask=other, is_causal=True, need_weights=False)
+    ops = {event.key for event in prof.key_averages()}
+    assert "aten::_native_multi_head_attention" in ops
+    assert allclose(hinted, with_other) and not allclose(hinted, with_causal)
 
 
 def fully_padded():
