@@ -45,6 +45,11 @@ def add_french(project):
         record = yaml.safe_load(record_path.read_text(encoding="utf-8"))
         record[NEW] = dict(record["en"])
         record_path.write_text(yaml.safe_dump(record, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    keys_path = project / "termbase" / "data" / "config_keys.yml"
+    keys = yaml.safe_load(keys_path.read_text(encoding="utf-8"))
+    for about in keys["keys"].values():
+        about[NEW] = about["en"]
+    keys_path.write_text(yaml.safe_dump(keys, allow_unicode=True, sort_keys=False), encoding="utf-8")
     for page in (project / "docs").rglob("*.en.md"):
         page.with_name(page.name.replace(".en.md", f".{NEW}.md")).write_text(page.read_text(encoding="utf-8"),
                                                                          encoding="utf-8")

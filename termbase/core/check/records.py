@@ -279,6 +279,8 @@ def _check_names(base, report, path, lang, local, at) -> None:
     genders = terminology.GENDERS.get(lang)
     listed = dict(terminology.names_of(local))
     for name, field in terminology.names_of(local):
+        if PLACEHOLDER.search(str(name)):
+            continue  # the placeholder itself is reported once, as such
         fields = meta.get(name)
         hint_gender = f", gender: {'|'.join(genders)}" if genders else ""
         if not isinstance(fields, dict):
