@@ -188,6 +188,19 @@ def box(ax, x, y, w, h, label=None, fc=BOX, ec=INK, lw=1.0, size=12, color=INK, 
         text(ax, x + w / 2, y + h / 2, label, size=size, color=color)
 
 
+def square(ax, x, y, size, fc, ec=PAPER, lw=0.8, hatch=None):
+    """One square cell of a grid (a mask, a cache slot), drawn outside the axes' clip."""
+    ax.add_patch(Rectangle((x, y), size, size, fc=fc, ec=ec, lw=lw, hatch=hatch, clip_on=False))
+
+
+def masked_square(ax, x, y, size):
+    square(ax, x, y, size, MASKED, ec=LINE, lw=0.6, hatch="////")
+
+
+def empty_square(ax, x, y, size):
+    square(ax, x, y, size, PAPER, ec=LINE, lw=0.6)
+
+
 def arrow(ax, start, end, color=MUTED, lw=1.2, head=True):
     ax.annotate("", xy=end, xytext=start, annotation_clip=False,
                 arrowprops=dict(arrowstyle="-|>,head_length=0.5,head_width=0.22" if head else "-",

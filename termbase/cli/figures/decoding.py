@@ -12,8 +12,8 @@ import torch
 from matplotlib.patches import Rectangle
 from torch.overrides import TorchFunctionMode
 
-from termbase.cli.figures import (HEAD, INK, LINE, MASKED, MUTED, ON_DARK, PAPER, WEIGHTS, arrow,
-                                  cell_color, figure, text)
+from termbase.cli.figures import (HEAD, INK, MUTED, ON_DARK, PAPER, WEIGHTS, arrow,
+                                  cell_color, empty_square, figure, masked_square, square, text)
 from snippets.flash_attention import flash_attention  # noqa: E402
 from snippets.kv_cache import CachedCausalSelfAttention, KVCache, kv_bytes_per_token  # noqa: E402
 from snippets.paged_attention import BlockPool, PagedSequence  # noqa: E402
@@ -22,18 +22,6 @@ from snippets.sliding_window_attention import RollingKVCache, sliding_window_mas
 READ = WEIGHTS(0.45)  # cached keys and values, read again: light blue
 NEW = cell_color(0.8, "signed")  # the keys and values a call appends: orange
 SEEN = WEIGHTS(0.64)  # an allowed cell of a mask
-
-
-def _cell(ax, x, y, size, fc, ec=PAPER, lw=0.8, hatch=None):
-    ax.add_patch(Rectangle((x, y), size, size, fc=fc, ec=ec, lw=lw, hatch=hatch, clip_on=False))
-
-
-def _masked(ax, x, y, size):
-    _cell(ax, x, y, size, MASKED, ec=LINE, lw=0.6, hatch="////")
-
-
-def _empty(ax, x, y, size):
-    _cell(ax, x, y, size, PAPER, ec=LINE, lw=0.6)
 
 
 def _grouped(n: int) -> str:
@@ -68,11 +56,11 @@ def kv_cache_figure(ax):
         y = top - (r + 1) * cell - r * 0.12
         for j in range(total):
             if j < before:
-                _cell(ax, x0 + j * cell, y, cell, READ)
+                square(ax, x0 + j * cell, y, cell, READ)
             elif j < after:
-                _cell(ax, x0 + j * cell, y, cell, NEW)
+                square(ax, x0 + j * cell, y, cell, NEW)
             else:
-                _empty(ax, x0 + j * cell, y, cell)
+                empty_square(ax, x0 + j * cell, y, cell)
         text(ax, x0 - 0.12, y + cell / 2, f"$L = {after - before}$", size=11, ha="right")
         text(ax, x0 + total * cell + 0.14, y + cell / 2, f"$S = {after}$", size=11, color=MUTED, ha="left")
     # Right: bytes per token, one bar per attention layout, to scale.
@@ -132,16 +120,16 @@ def paged_attention_figure(ax):
         for slot in range(size):
             x = px + slot * cell
             if name is None:
-                _empty(ax, x, y, cell)
+                empty_square(ax, x, y, cell)
                 continue
             seq = seqs[name]
             position = j * size + slot + 1  # tokens count from 1
             if position <= seq.length:
                 colour = HEAD[list(seqs).index(name)]
-                _cell(ax, x, y, cell, colour)
+                square(ax, x, y, cell, colour)
                 text(ax, x + cell / 2, y + cell / 2, f"{position}", size=8, color=ON_DARK)
             else:
-                _empty(ax, x, y, cell)
+                empty_square(ax, x, y, cell)
     # Left: logical blocks; under each one its block-table entry, which points into the pool.
     lx, ltop = 0.55, 3.2
     for s, (name, seq) in enumerate(seqs.items()):
@@ -154,10 +142,10 @@ def paged_attention_figure(ax):
                 position = j * size + slot + 1
                 x = x0 + slot * cell
                 if position <= seq.length:
-                    _cell(ax, x, y, cell, colour)
+                    square(ax, x, y, cell, colour)
                     text(ax, x + cell / 2, y + cell / 2, f"{position}", size=8, color=ON_DARK)
                 else:
-                    _empty(ax, x, y, cell)
+                    empty_square(ax, x, y, cell)
             centre, ty, tw, th = x0 + size * cell / 2, y - 0.72, 0.42, cell + 0.06
             arrow(ax, (centre, y - 0.04), (centre, ty + th + 0.04), color=colour, lw=0.9)
             ax.add_patch(Rectangle((centre - tw / 2, ty), tw, th, fc=PAPER, ec=colour, lw=1.4, clip_on=False))
@@ -200,7 +188,7 @@ def sliding_window_figure(ax):
     for i, row in enumerate(mask):
         for j, keep in enumerate(row):
             x, y = x0 + j * cell, top - (i + 1) * cell
-            (_cell(ax, x, y, cell, SEEN) if keep else _masked(ax, x, y, cell))
+            (square(ax, x, y, cell, SEEN) if keep else masked_square(ax, x, y, cell))
         text(ax, x0 - 0.08, top - (i + 0.5) * cell, f"${i + 1}$", size=9, color=MUTED, ha="right")
     for j in range(8):
         text(ax, x0 + (j + 0.5) * cell, top + 0.12, f"${j + 1}$", size=9, color=MUTED)
@@ -216,7 +204,7 @@ def sliding_window_figure(ax):
         y = top - (n + 1) * (cell + 0.18)
         for j, reached in enumerate(row):
             x = x0 + j * cell
-            (_cell(ax, x, y, cell, SEEN) if reached else _empty(ax, x, y, cell))
+            (square(ax, x, y, cell, SEEN) if reached else empty_square(ax, x, y, cell))
         text(ax, x0 - 0.1, y + cell / 2, f"$n_\\ell = {n + 1}$", size=10, ha="right")
         back = length - 1 - row.index(True)
         text(ax, x0 + length * cell + 0.1, y + cell / 2, f"${back}$", size=10, color=MUTED, ha="left")
@@ -234,9 +222,9 @@ def sliding_window_figure(ax):
         for s, position in enumerate(row):
             x = x0 + s * cell
             if not position:
-                _empty(ax, x, y, cell)
+                empty_square(ax, x, y, cell)
                 continue
-            _cell(ax, x, y, cell, NEW if s == written else READ)
+            square(ax, x, y, cell, NEW if s == written else READ)
             text(ax, x + cell / 2, y + cell / 2, f"{position}", size=8, color=INK)
         text(ax, x0 - 0.08, y + cell / 2, f"${t + 1}$", size=9, color=MUTED, ha="right")
     for s in range(window):
@@ -286,11 +274,11 @@ def flash_attention_figure(ax):
             x, y = x0 + j * cell, top - (i + 1) * cell
             tile = (i // block * block, j // block * block)
             if tile not in order:
-                _empty(ax, x, y, cell)
+                empty_square(ax, x, y, cell)
             elif j <= i:
-                _cell(ax, x, y, cell, SEEN)
+                square(ax, x, y, cell, SEEN)
             else:
-                _masked(ax, x, y, cell)
+                masked_square(ax, x, y, cell)
     for (r, c), n in order.items():
         x, y = x0 + (c + block / 2) * cell, top - (r + block / 2) * cell
         ax.add_patch(Rectangle((x0 + c * cell, top - (r + block) * cell), block * cell, block * cell,

@@ -12,8 +12,9 @@ from __future__ import annotations
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (BOX, INK, LINE, MASKED, MUTED, PAPER, WEIGHTS, _num, _values, arrow,
-                                  box, cell_color, figure, ink_on, matrix, text)
+from termbase.cli.figures import (BOX, INK, MUTED, WEIGHTS, _num, _values, arrow,
+                                  box, cell_color, empty_square, figure, ink_on, masked_square, matrix,
+                                  square, text)
 from snippets.cross_layer_kv_sharing import SharedKVDecoder  # noqa: E402
 from snippets.deepseek_sparse_attention import LightningIndexer, top_k_mask  # noqa: E402
 from snippets.kv_cache_quantization import dequantize_int, quantize_int  # noqa: E402
@@ -22,18 +23,6 @@ from snippets.prefix_caching import PrefixCache, TinyDecoder  # noqa: E402
 SELECTED = WEIGHTS(0.72)  # a key the query attends to
 READ_KV = WEIGHTS(0.45)  # keys and values read from a cache (as in the KV-cache figure)
 NEW_KV = cell_color(0.8, "signed")  # keys and values computed now: orange
-
-
-def _cell(ax, x, y, size, fc, ec=PAPER, lw=0.8, hatch=None):
-    ax.add_patch(Rectangle((x, y), size, size, fc=fc, ec=ec, lw=lw, hatch=hatch, clip_on=False))
-
-
-def _masked(ax, x, y, size):
-    _cell(ax, x, y, size, MASKED, ec=LINE, lw=0.6, hatch="////")
-
-
-def _empty(ax, x, y, size):
-    _cell(ax, x, y, size, PAPER, ec=LINE, lw=0.6)
 
 
 # --- DeepSeek Sparse Attention ----------------------------------------------------------------
@@ -61,17 +50,17 @@ def deepseek_sparse_attention_figure(ax):
             for s in range(n):
                 x = x0 + s * cell
                 if s > t:
-                    _masked(ax, x, y, cell)
+                    masked_square(ax, x, y, cell)
                 elif panel == 0:
                     value = round(scores[t, s].item(), 1) + 0.0  # no "-0.0"
                     rgba = cell_color(value, "signed", limit)
-                    _cell(ax, x, y, cell, rgba)
+                    square(ax, x, y, cell, rgba)
                     text(ax, x + cell / 2, y + cell / 2, f"{value:.1f}".replace("-", "\u2212"),
                          size=7, color=ink_on(rgba))
                 elif keep[t, s]:
-                    _cell(ax, x, y, cell, SELECTED)
+                    square(ax, x, y, cell, SELECTED)
                 else:
-                    _empty(ax, x, y, cell)
+                    empty_square(ax, x, y, cell)
         for s in range(n):
             text(ax, x0 + (s + 0.5) * cell, top + 0.14, f"${s + 1}$", size=10, color=MUTED)
         text(ax, x0 - 0.45, top - n * cell / 2, "$i$", size=13, color=MUTED)
@@ -145,7 +134,7 @@ def prefix_caching_figure(ax):
         for pos, token in enumerate(tokens):
             x = x0 + pos * cell + (pos // size) * gap
             fc = READ_KV if pos < reused else NEW_KV
-            _cell(ax, x, y, cell, fc)
+            square(ax, x, y, cell, fc)
             text(ax, x + cell / 2, y + cell / 2, f"{token}", size=9, color=ink_on(fc))
         for j in range(len(tokens) // size):  # one hash per full block
             xc = x0 + (j * size + size / 2) * cell + j * gap
