@@ -109,7 +109,7 @@
     rows.push([t.scaling, kind && kind !== "default" ? "<code>" + esc(kind) + "</code>" + (scaling.factor ? " × " + number(scaling.factor) : "") : t.none]);
     const window = c.use_sliding_window === false ? null : c.sliding_window;
     const windowNote = window && !Array.isArray(c.layer_types);
-    rows.push([t.window, window ? (windowNote ? esc(t.window_unclear.replace("{value}", number(window))) : number(window)) : t.none]);
+    rows.push([t.window, window ? (windowNote ? esc(t.window_unclear.replace("{value}", number(window))) : number(window)) : t.none_window]);
 
     const size = Number(dtype.value);
     const tokens = Math.max(1, Math.floor(Number(length.value) || 1));
