@@ -164,6 +164,6 @@ class TermBase:
 
 
 # Markers a page may hold on a line of its own, expanded by the build (termbase/site/pages.py).
-PAGE_MARKERS = ("glossary_index", "az_index", "reading_order", "translation_status", "exports", "verified",
+PAGE_MARKERS = ("glossary_index", "az_index", "categories", "reading_order", "translation_status", "exports", "verified",
                 "benchmark_table", "style_guide", "claims", "model_table", "config_keys",
                 "config_explainer", "terminology_table")

@@ -221,6 +221,20 @@ class Pages:
     def _anchor(letter: str) -> str:
         return "letter-" + ("digits" if letter == "#" else letter.lower())
 
+    def categories(self, slug, src_uri):
+        """A map for a first-time reader: each category, its entries from the beginner's to the
+        advanced ones, each a link."""
+        levels = list(self.base.ui["levels"])
+        out = []
+        for category, names in self.base.ui["categories"].items():
+            entries = sorted(((s, t) for s, t in self.base.terms.items() if t["category"] == category),
+                             key=lambda kv: (levels.index(kv[1]["level"]), kv[1][self.lang]["term"].lower()))
+            if entries:
+                links = ", ".join(f"[{t[self.lang]['term']}]({self._to(f'glossary/{s}.md', src_uri)})"
+                                  for s, t in entries)
+                out.append(f"- **{names[self.lang][:1].upper()}{names[self.lang][1:]}**: {links}")
+        return "\n".join(out)
+
     def reading_order(self, slug, src_uri):
         """Every entry once, from the beginner's to the advanced ones (level, then category)."""
         levels = list(self.base.ui["levels"])
@@ -318,3 +332,16 @@ PLAIN_CODE_SPAN = re.compile(r'<span class="[nw]">([^<]*)</span>')
 
 def slim_code(page_html: str) -> str:
     return PLAIN_CODE_SPAN.sub(r"\1", page_html)
+
+
+# Inline code only: a block's <code> follows <pre> (and Pygments' empty <span></span>).
+INLINE_CODE = re.compile(r"(?<!<pre>)(?<!</span>)<code>([^<]+)</code>")
+JOINT = re.compile(r"(?<=[._/])(?=\w)|(?<=[a-z])(?=[A-Z])")
+
+
+def breakable_code(page_html: str) -> str:
+    """Let a long inline name such as `torch.nn.functional.scaled_dot_product_attention` wrap
+    after a dot, underscore or slash, or between the words of `MultiheadAttention` (<wbr>),
+    where a reader expects it; site.css lets inline code break nowhere else unless a single
+    part is wider than the line. What is copied or searched is the same text: <wbr> holds none."""
+    return INLINE_CODE.sub(lambda m: "<code>" + JOINT.sub("<wbr>", m[1]) + "</code>", page_html)

@@ -32,7 +32,7 @@ from termbase.site import (downloads, language_process, languages, machine_pages
                            problems, search_names, serve, source_check, verify, watch)
 from termbase.site.config import TermbaseConfig
 from termbase.site.page_cache import PageCache
-from termbase.site.pages import Pages, entry_slug, slim_code
+from termbase.site.pages import Pages, breakable_code, entry_slug, slim_code
 from termbase.site.supervisor import Supervisor
 from termbase.site.tooltips import Tooltips
 
@@ -300,7 +300,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         extra = config.extra["termbase"]
         repository = (extra["repository"], extra["branch"]) if extra.get("repository") else None
         html = notebook_pages.page_content(html, page, build.base, build.lang, repository)
-        html = slim_code(mathml.to_mathml(html, where=build.project.shown(page.file.abs_src_path)))
+        html = breakable_code(slim_code(mathml.to_mathml(html, where=build.project.shown(page.file.abs_src_path))))
         html, files = downloads.add_links(html, build.block_names, build.base.t("download_py", build.lang, "page"))
         if files:
             build.downloads[page.url] = files

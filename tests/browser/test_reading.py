@@ -230,6 +230,42 @@ LOAD_ALL_IMAGES = """async () => {
 }"""
 
 
+# Where an inline code span wraps onto another line, the text around the break: a reader
+# expects a long name to wrap after a dot, underscore, slash, hyphen, comma or space, or between
+# the words of a camel-case name, never mid-word (a single part wider than the line excepted).
+CODE_BREAKS = """() => {
+  const out = [];
+  for (const code of document.querySelectorAll("article :not(pre) > code")) {
+    if (code.getClientRects().length < 2) continue;
+    const text = code.textContent, range = document.createRange();
+    let top = null, at = 0;
+    for (const node of code.childNodes) {
+      if (node.nodeType !== Node.TEXT_NODE) continue;
+      for (let i = 0; i < node.length; i++, at++) {
+        range.setStart(node, i); range.setEnd(node, i + 1);
+        const rect = range.getBoundingClientRect();
+        if (rect.width === 0) continue;
+        if (top !== null && rect.top > top + 2) {
+          const before = text[at - 1], after = text[at];
+          const joint = /[._\\/\\s,\\-\u2026(]/.test(before) || (/[a-z]/.test(before) && /[A-Z]/.test(after));
+          const part = text.slice(0, at).split(/[._\\/\\s,\\-]/).pop() + text.slice(at).split(/[._\\/\\s,\\-]/)[0];
+          if (!joint && part.length * 8 < code.parentElement.clientWidth)
+            out.push(text + " breaks between '" + text.slice(Math.max(0, at - 8), at) + "' and '" + text.slice(at, at + 8) + "'");
+        }
+        top = rect.top;
+      }
+    }
+  }
+  return out;
+}"""
+# The header's title (the site's name before scrolling) shown whole, not cut with an ellipsis.
+TITLE_CUT = """() => {
+  const title = document.querySelector(".md-header__topic .md-ellipsis");
+  return title && (title.scrollWidth > title.clientWidth + 1 || title.scrollHeight > title.clientHeight + 1)
+    ? title.textContent.trim() : null;
+}"""
+
+
 def pages_of(site, lang: str) -> list[str]:
     root = site if lang == "en" else site / lang
     paths = []
@@ -249,7 +285,7 @@ def test_every_page_loads_offline_with_its_images_and_fits_a_phone(reader, page,
     paths = pages_of(reader.site, lang)
     assert prefix(lang) + ENTRY in paths and len(paths) >= 4
     page.set_viewport_size(PHONE)
-    broken, wide, images = [], [], 0
+    broken, wide, images, breaks, cut = [], [], 0, [], []
     with reader.watch(f"reading every {lang} page"):
         for path in paths:
             reader.goto(path)
@@ -260,9 +296,14 @@ def test_every_page_loads_offline_with_its_images_and_fits_a_phone(reader, page,
             width = page.evaluate("document.documentElement.scrollWidth")
             if width > PHONE["width"]:
                 wide.append(f"{path}: {width}px")
+            breaks += [f"{path}: {b}" for b in page.evaluate(CODE_BREAKS)]
+            if title := page.evaluate(TITLE_CUT):
+                cut.append(f"{path}: {title}")
     assert images >= 1, "no page shows an image"
     assert not broken, "images that do not load:\n  " + "\n  ".join(broken)
     assert not wide, f"pages wider than a {PHONE['width']} px phone (horizontal scrolling):\n  " + "\n  ".join(wide)
+    assert not breaks, "inline code broken mid-word on a phone:\n  " + "\n  ".join(breaks)
+    assert not cut, "header titles cut on a phone:\n  " + "\n  ".join(cut)
 
 
 # --- light and dark, desktop and phone -------------------------------------------------------

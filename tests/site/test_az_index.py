@@ -10,7 +10,7 @@ from termbase.core import collation
 from termbase.core.model import TermBase
 from termbase.core.status import Status
 from termbase.site.pages import Pages
-from tests.site.sitetools import LANGS, PROJECT
+from tests.site.sitetools import LANGS, PROJECT, ROOT
 
 BASE = TermBase(PROJECT)
 
@@ -79,3 +79,29 @@ def test_every_name_in_the_category_index_is_a_link(lang):
         if all(c.startswith(("[", "<a ")) for c in cells):
             continue
         assert cells[0] in {BASE.language_name(x) for x in LANGS}, row  # a table's heading row
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_home_page_maps_every_entry_under_its_category(lang):
+    """The home page's `{{ categories }}`: one line per category that has entries, in the
+    interface's order, each entry linked once, from beginner to advanced."""
+    page = rendered(lang).categories(None, "index.md")
+    lines = page.splitlines()
+    used = [c for c in BASE.ui["categories"] if any(t["category"] == c for t in BASE.terms.values())]
+    assert len(lines) == len(used)
+    levels = list(BASE.ui["levels"])
+    for line, category in zip(lines, used):
+        name = BASE.ui["categories"][category][lang]
+        assert line.startswith(f"- **{name[:1].upper()}{name[1:]}**: ")
+        slugs = re.findall(r"\]\(glossary/([a-z0-9-]+)\.md\)", line)
+        assert sorted(slugs) == sorted(s for s, t in BASE.terms.items() if t["category"] == category)
+        ranks = [levels.index(BASE.terms[s]["level"]) for s in slugs]
+        assert ranks == sorted(ranks)
+    # From a page one folder down, the links climb out of it.
+    assert "](../glossary/" in rendered(lang).categories(None, "glossary/index.md")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_home_page_shows_the_map(lang):
+    page = (ROOT / "docs" / f"index.{lang}.md").read_text(encoding="utf-8")
+    assert "{{ categories }}" in page.splitlines()
