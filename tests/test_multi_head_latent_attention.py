@@ -8,7 +8,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
 
 import snippets.multi_head_latent_attention as mod
 from snippets.multi_head_latent_attention import (
@@ -353,3 +355,32 @@ def test_the_cache_is_what_the_module_actually_keeps():
                                      dtype=F64)
     assert sizes["MLA"] == per_token * 8
     assert sizes["MHA"] == 2 * 3 * 8 * 8
+
+
+def _flops(form, mla, length, source):
+    """FLOPs of one call of `form` for `length` queries over `source` cached
+    tokens (B = 1), on SDPA's math backend, as FlopCounterMode counts them."""
+    x = torch.zeros(1, length, mla.w_q.in_features)
+    c_kv = torch.zeros(1, source, mla.d_c)
+    k_r = torch.zeros(1, source, mla.d_r)
+    pos = torch.arange(source - length, source)
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as count:
+        getattr(mla, form)(x, c_kv, k_r, pos)
+    return count.get_total_flops()
+
+
+@pytest.mark.parametrize("length", [1, 3])
+def test_multiply_adds_per_cached_token_at_deepseek_v2_widths(length):
+    """The page's arithmetic, counted: one more cached token costs the naive
+    form d_c h (d_k + d_v) multiply-adds to expand it plus h (d_k + d_r + d_v)
+    per query, and the absorbed form h (2 d_c + d_r) per query (two FLOPs
+    per multiply-add)."""
+    h, d_k, d_c, d_r = 128, 128, 512, 64  # DeepSeek-V2 (d_v = d_k)
+    with torch.device("meta"):
+        mla = MultiHeadLatentAttention(16, h, d_k, d_c, d_r)
+    mla = mla.to_empty(device="cpu")
+    extra = {form: _flops(form, mla, length, 9) - _flops(form, mla, length, 8)
+             for form in ("naive", "absorbed")}
+    assert extra["naive"] == 2 * (512 * 32_768 + length * 40_960)
+    assert extra["absorbed"] == 2 * length * 139_264
+    assert 139_264 / 40_960 == pytest.approx(3.4)
