@@ -235,7 +235,8 @@ def targets(r: dict) -> list[dict]:
          "than MkDocs on these pages, or fewer pages rendered per build (only what changed)")))
     tests = _get(r, "tests", "summary") or {}
     for name, budget, label in (("without_browser", 60, "test command without the browser tests"),
-                                ("whole", 150, "whole test command")):
+                                ("whole", 180, "whole test command"),
+                                ("fast_tier", 60, "fast tier before a commit (`-m \"not slow and not browser\"`)")):
         t = _get(tests, name, "median_s")
         t = None if t is None or t != t else t
         last = _get(tests, name, "last") or {}
@@ -247,6 +248,22 @@ def targets(r: dict) -> list[dict]:
                            None if t is None else f"{t - budget:.1f} s",
                            f"pytest's slowest steps in that session: {slow}" if slow else "no durations reported",
                            f"{_s(t - budget) if t else '–'} must go: the slowest steps above are where"))
+    builds = _get(tests, "whole", "last", "builds")
+    if builds:
+        total = builds["build"] + builds["serve"]
+        out.append(_target("full builds of the real site per run of the whole test command", "≤ 3",
+                           f"{total} ({builds['build']} `mkdocs build`, {builds['serve']} `mkdocs serve`; "
+                           f"{builds['in_repository']} in the repository, the rest in copies)",
+                           total <= 3, f"{total - 3} builds",
+                           "each test that breaks or varies the project builds its own copy of it",
+                           "one session-scoped variant build, and a small fixture project for the machinery tests"))
+    quick = _get(r, "tests", "quick_check")
+    if quick:
+        t = quick.get("median_s")
+        out.append(_target(f"quick check of one entry (`termbase test {quick['entry']}`), warm", "≤ 15 s",
+                           None if t is None else f"{_s(t)} (first run {_s(quick['first_s'])}; {quick['last_line']})",
+                           t is not None and t <= 15 and not quick.get("failed"), None if t is None else f"{t - 15:.1f} s",
+                           "the check of the whole project and the entry's tests", "cache the check per file"))
     pd = real.get("properdocs") or {}
     tool = _get(r, "tools", "properdocs") or {}
     if pd or tool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
+from pathlib import Path
 
 from benchmarks.common import ROOT, build_env, measure
 
@@ -27,10 +29,14 @@ def parts() -> dict[str, list[str] | None]:
     }
 
 
+FAST_TIER = ["-m", "not slow and not browser"]  # what a contributor runs before a commit (README)
+QUICK_CHECK_ENTRY = "causal-mask"  # one snippet, three pages: a typical new entry
+
+
 def sessions(separate_parts: bool = False) -> dict[str, list[str] | None]:
-    """What is timed: the whole command, the command without the browser tests, and (when asked)
-    the parts, each as its own session."""
-    out = {"whole": [], "without_browser": ["--ignore=tests/browser"]}
+    """What is timed: the whole command, the command without the browser tests, the fast tier,
+    and (when asked) the parts, each as its own session."""
+    out = {"whole": [], "without_browser": ["--ignore=tests/browser"], "fast_tier": FAST_TIER}
     if separate_parts:
         out.update(parts())
     return out
@@ -59,9 +65,23 @@ def by_part(durations: list[tuple[float, str, str]]) -> dict[str, dict]:
     return out
 
 
+def time_quick_check(slug: str = QUICK_CHECK_ENTRY) -> dict:
+    """`python -m termbase test <slug>`: the check a contributor runs on one entry."""
+    run = measure([sys.executable, "-m", "termbase", "test", slug], cwd=ROOT, env=build_env(), timeout=1800)
+    return {"wall_s": run.wall_s, "cpu_s": run.cpu_s, "returncode": run.returncode, "entry": slug,
+            "last_line": (run.output.strip().splitlines() or [""])[-1][:300]}
+
+
 def time_session(args: list[str], env_extra: dict | None = None) -> dict:
-    run = measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=0", *args],
-                  cwd=ROOT, env=build_env(**(env_extra or {})), timeout=3600)
+    with tempfile.NamedTemporaryFile(prefix="bench-builds-", delete=False) as fh:
+        builds_log = Path(fh.name)
+    run = measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "benchmarks.count_builds",
+                   "--durations=0", *args],
+                  cwd=ROOT, env=build_env(TERMBASE_BENCH_BUILD_LOG=str(builds_log), **(env_extra or {})), timeout=3600)
+    started = [line.split("\t") for line in builds_log.read_text(encoding="utf-8").splitlines() if "\t" in line]
+    builds_log.unlink(missing_ok=True)
+    builds = {"build": sum(1 for c, _ in started if c == "build"), "serve": sum(1 for c, _ in started if c == "serve"),
+              "in_repository": sum(1 for _, where in started if Path(where).resolve() == ROOT.resolve())}
     lines = [line for line in run.output.strip().splitlines() if line.strip()]
     tail = next((line for line in reversed(lines) if SUMMARY.search(line) and " in " in line), lines[-1] if lines else "")
     counts = {kind: int(n) for n, kind in SUMMARY.findall(tail)}
@@ -70,5 +90,5 @@ def time_session(args: list[str], env_extra: dict | None = None) -> dict:
     slowest = [{"s": s, "when": when, "test": test} for s, when, test in durations[:12]]
     return {"wall_s": run.wall_s, "cpu_s": run.cpu_s, "peak_rss_mb": run.peak_rss_mb, "returncode": run.returncode,
             "load": run.load, "counts": counts, "pytest_s": float(reported.group(1)) if reported else None,
-            "summary": tail.strip("= "), "slowest": slowest, "parts": by_part(durations),
+            "summary": tail.strip("= "), "slowest": slowest, "parts": by_part(durations), "builds": builds,
             "failures": [line for line in run.output.splitlines() if line.startswith(("FAILED", "ERROR"))][:20]}

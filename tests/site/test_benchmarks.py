@@ -5,6 +5,7 @@ Only that they run and write their files: timings are never pass/fail here (they
 benchmarks/RESULTS.md, made by `python -m benchmarks`)."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -75,5 +76,24 @@ def test_the_suite_parts_are_read_from_the_whole_sessions_durations():
     parts = suite.by_part([(float(s), when, test) for s, when, test in suite.DURATION.findall(output)])
     assert {name: part["s"] for name, part in parts.items()} == {"browser": 15.5, "site": 2.25, "snippets": 1.0}
     assert parts["snippets"]["files"] == {"tests/claims/test_sdpa.py": 0.75, "tests/test_softmax.py": 0.25}
-    assert set(suite.sessions()) == {"whole", "without_browser"}
+    assert set(suite.sessions()) == {"whole", "without_browser", "fast_tier"}
+    assert suite.sessions()["fast_tier"] == ["-m", "not slow and not browser"]  # the README's tier
     assert {"snippets", "site", "browser"} <= set(suite.sessions(separate_parts=True))
+
+
+def test_the_suite_counts_the_builds_its_tests_start(tmp_path):
+    """benchmarks/count_builds.py, loaded into a pytest session as the benchmark loads it."""
+    (tmp_path / "test_starts.py").write_text(
+        "import subprocess, sys\n"
+        "def test_builds():\n"
+        "    subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--help'], capture_output=True)\n"
+        "    subprocess.run([sys.executable, '-c', 'pass'])\n"
+        "def test_serves():\n"
+        "    subprocess.Popen([sys.executable, '-m', 'mkdocs', 'serve', '--help'],\n"
+        "                     stdout=subprocess.DEVNULL).wait()\n", encoding="utf-8")
+    log = tmp_path / "builds.log"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                           "-p", "benchmarks.count_builds", str(tmp_path / "test_starts.py")],
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "TERMBASE_BENCH_BUILD_LOG": str(log)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(line.split("\t")[0] for line in log.read_text(encoding="utf-8").splitlines()) == ["build", "serve"]
