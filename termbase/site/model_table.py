@@ -4,10 +4,10 @@ published). The same numbers in every language; the words come from ui.yml."""
 
 from __future__ import annotations
 
-from termbase.core.model import TermBase, read_yaml
+import re
 
-COLUMNS = ("attention", "query_heads", "kv_heads", "head_dim", "positions", "rope_theta", "sliding_window",
-           "soft_capping", "qk_norm")
+from termbase.core.check.records import MODEL_COLUMNS as COLUMNS, MODEL_GROUPS as GROUPS
+from termbase.core.model import TermBase, read_yaml
 
 
 def models(base: TermBase) -> list[dict]:
@@ -25,8 +25,15 @@ def _cell(base: TermBase, lang: str, cell, link) -> tuple[str, str | None, str |
         value = cell["value"]
         if value == "none":
             text = words["none"][lang]
+        elif isinstance(value, str) and re.fullmatch(r"\d+ [a-z]+( : \d+ [a-z]+)+", value):
+            text = " : ".join(_layers(words, lang, part) for part in value.split(" : "))
+        elif isinstance(cell.get("factor"), (int, float)) and not isinstance(cell.get("factor"), bool):
+            text = f"{value} ×{base.number(cell['factor'], lang)}"  # rope_type and factor
         elif value is True or value is False:
             text = words["yes" if value else "no"][lang]
+        elif isinstance(value, str) and re.fullmatch(r"\d+\.\d+/√\d+", value):  # a score scale such as 1.874/√192
+            number, _, root = value.partition("/")
+            text = f"{base.number(float(number), lang)}/{root}"
         elif isinstance(value, str) and value in base.terms:
             text = link(value)
         elif isinstance(value, str) and value in words:
@@ -40,6 +47,13 @@ def _cell(base: TermBase, lang: str, cell, link) -> tuple[str, str | None, str |
         note = cell["note"] if lang == base.default_language else cell.get("note_" + lang, cell["note"])
     source = cell.get("source") if isinstance(cell, dict) and cell.get("source") in base.sources else None
     return text.replace("|", "\\|"), source, note
+
+
+def _layers(words: dict, lang: str, part: str) -> str:
+    """"3 linear" in the page's language: the kind's word agrees with the count (ui.yml's
+    layers_<kind>_one and layers_<kind>_many)."""
+    count, kind = part.split(" ")
+    return f"{count} " + words[f"layers_{kind}_{'one' if count == '1' else 'many'}"][lang]
 
 
 def _citation(base: TermBase, lang: str, source_id: str) -> str:
@@ -58,26 +72,29 @@ def model_table(base: TermBase, lang: str, src_uri: str) -> str:
         return f"[{base.name(slug, lang)}]({glossary}{slug}.md)"
 
     words = base.ui["models"]
-    head = "| " + " | ".join([words["model"][lang], *(words[c][lang] for c in COLUMNS)]) + " |"
-    rows = [head, "|" + "---|" * (len(COLUMNS) + 1)]
     footnotes: dict[str, str] = {}
-    for model in models(base):
-        cells = [f"**{model['name']}** ({model.get('year', '')})"]
-        for column in COLUMNS:
-            text, source, note = _cell(base, lang, model.get(column), link)
-            if note:  # a note of its own, with the source after it
-                key = f"{model['id']}-{column}"
-                footnotes[key] = note[:1].upper() + note[1:] + (". " + _citation(base, lang, source) if source else "")
-                text += f" [^{key}]"
-            elif source:
-                footnotes.setdefault(source, _citation(base, lang, source))
-                text += f" [^{source}]"
-            cells.append(text)
-        rows.append("| " + " | ".join(cells) + " |")
+    tables = []
+    for number, group in enumerate(GROUPS, 1):  # two tables, so that each fits the page's width
+        head = "| " + " | ".join([words["model"][lang], *(words[c][lang] for c in group)]) + " |"
+        rows = [head, "|" + "---|" * (len(group) + 1)]
+        for model in models(base):
+            cells = [f"**{model['name']}** ({model.get('year', '')})"]
+            for column in group:
+                text, source, note = _cell(base, lang, model.get(column), link)
+                if note:  # a note of its own, with the source after it
+                    key = f"{model['id']}-{column}"
+                    footnotes[key] = note[:1].upper() + note[1:] + (". " + _citation(base, lang, source) if source else "")
+                    text += f" [^{key}]"
+                elif source:
+                    footnotes.setdefault(source, _citation(base, lang, source))
+                    text += f" [^{source}]"
+                cells.append(text)
+            rows.append("| " + " | ".join(cells) + " |")
+        tables.append(f"**{words[f'table_{number}'][lang]}**\n\n"
+                      '<div class="termbase-models" markdown>\n\n' + "\n".join(rows) + "\n\n</div>")
     entries = [f"- **{model['name']}**: " + ", ".join(link(slug) for slug in model.get("entries") or [] if slug in base.terms)
                for model in models(base) if model.get("entries")]
-    table = '<div class="termbase-models" markdown>\n\n' + "\n".join(rows) + "\n\n</div>"
-    return (table + f"\n\n**{words['entries'][lang]}**\n\n" + "\n".join(entries) + "\n\n"
+    return ("\n\n".join(tables) + f"\n\n**{words['entries'][lang]}**\n\n" + "\n".join(entries) + "\n\n"
             + "\n".join(f"[^{key}]: {text}" for key, text in footnotes.items()))
 
 

@@ -176,8 +176,50 @@ def check_records(base: TermBase, report) -> dict:
     return {slug: record for slug, (_, record, _) in records.items()}
 
 
-MODEL_COLUMNS = ("attention", "query_heads", "kv_heads", "head_dim", "positions", "rope_theta", "sliding_window",
-                 "soft_capping", "qk_norm")
+# The models page shows them in two tables (termbase/site/model_table.py): the heads and positions,
+# then the layer kinds and the additions of recent years.
+MODEL_GROUPS = (("attention", "query_heads", "kv_heads", "head_dim", "positions", "rope_theta", "rope_scaling",
+                 "partial_rotary"),
+                ("layer_pattern", "sliding_window", "soft_capping", "qk_norm", "sinks", "output_gate",
+                 "score_scale"))
+MODEL_COLUMNS = tuple(column for group in MODEL_GROUPS for column in group)
+# `layer_types` as a ratio: "3 linear : 1 full", "5 sliding : 1 full" (the kinds of Hugging Face's
+# layer_types without "_attention"); none = every layer the same kind.
+LAYER_KINDS = ("linear", "full", "sliding", "chunked")
+LAYER_PATTERN = re.compile(r"[1-9]\d* (?:%s)(?: : [1-9]\d* (?:%s))+" % ("|".join(LAYER_KINDS), "|".join(LAYER_KINDS)))
+ROPE_TYPES = ("linear", "dynamic", "yarn", "llama3", "longrope")
+# The factor multiplying q.k where it is not 1/sqrt(d_k): "1", "1/√168", "1.874/√192".
+SCORE_SCALE = re.compile(r"\d+(?:\.\d+)?(?:/√\d+)?")
+PARTIAL_ROTARY = re.compile(r"([1-9]\d*)/([1-9]\d*)")
+WORD_VALUES = {"score_scale": ("grows-with-position",)}
+
+
+def _model_value_problem(column: str, cell: dict) -> tuple[str, str] | None:
+    """(problem, fix) for a value that breaks its column's grammar; None when it is well formed."""
+    value = cell.get("value")
+    if value is None or value == "none" or value in WORD_VALUES.get(column, ()):
+        return None
+    if column in ("sinks", "output_gate", "qk_norm") and not isinstance(value, bool):
+        return f"is '{value}', not true or false", "write true, false, or null (not published)"
+    if column == "layer_pattern" and not (isinstance(value, str) and LAYER_PATTERN.fullmatch(value)):
+        return (f"is '{value}', not a ratio of layer kinds",
+                f"write it as `3 linear : 1 full` (kinds: {', '.join(LAYER_KINDS)}), or none for one kind")
+    if column == "rope_scaling":
+        if value not in ROPE_TYPES:
+            return f"is '{value}', not a rope_type", f"write one of {', '.join(ROPE_TYPES)}, or none"
+        factor = cell.get("factor")
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
+            return f"'{value}' has no `factor` greater than 1", "add `factor: <number>` as the configuration gives it"
+    if column == "partial_rotary":
+        match = PARTIAL_ROTARY.fullmatch(str(value))
+        ok = (isinstance(value, float) and 0 < value < 1) or (match and int(match[1]) < int(match[2]))
+        if not ok:
+            return (f"is '{value}', not a share of the head below 1",
+                    "write partial_rotary_factor (0.25) or rotated/total dimensions (64/192), or none")
+    if column == "score_scale" and not (isinstance(value, str) and SCORE_SCALE.fullmatch(value)):
+        return (f"is '{value}', not a factor", "write it as `1`, `1/√168` or `1.874/√192` (in quotes), "
+                "or none where it is 1/√d_k")
+    return None
 
 
 def check_models(base: TermBase, report) -> None:
@@ -213,6 +255,9 @@ def check_models(base: TermBase, report) -> None:
             if value is not None and source not in sources:
                 report.add(path, at(column), f"`{column}` of '{model['id']}' has no known source ('{source}')",
                            "name an id of termbase/data/sources.yml, or write `value: null` (not published)")
+            problem = _model_value_problem(column, cell)
+            if problem:
+                report.add(path, at(column), f"`{column}` of '{model['id']}' {problem[0]}", problem[1])
             if column == "positions" and value not in (None, "none", "learned-absolute") and value not in terms:
                 report.add(path, at(column), f"positions of '{model['id']}' is '{value}', not an entry",
                            "use the slug of a position entry (e.g. rotary-position-embedding) or learned-absolute")
