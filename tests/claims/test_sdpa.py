@@ -314,3 +314,24 @@ def test_sdpa_returns_one_tensor_never_the_weights():
     q = torch.randn(1, 1, 3, 4)
     out = F.scaled_dot_product_attention(q, q, q)
     assert isinstance(out, torch.Tensor) and out.shape == (1, 1, 3, 4)
+
+
+@claim("sdpa-identity-values-weights")
+def test_identity_values_return_the_weights():
+    """With v = I (S x S), SDPA's output is its weights A, on the default CPU path and on the
+    math backend, with and without a boolean mask."""
+    gen = torch.Generator().manual_seed(7)
+    q = torch.randn(2, 3, 5, 8, generator=gen)
+    k = torch.randn(2, 3, 6, 8, generator=gen)
+    eye = torch.eye(6).expand(2, 3, 6, 6)
+    attend = torch.rand(5, 6, generator=gen) > 0.5
+    attend[:, 0] = True
+    for mask in (None, attend):
+        expected = reference(q, k, eye, mask).float()
+        by_hand = (q @ k.transpose(-2, -1) / math.sqrt(8))
+        if mask is not None:
+            by_hand = by_hand.masked_fill(~mask, float("-inf"))
+        assert torch.allclose(expected, by_hand.softmax(-1), atol=1e-6)
+        assert torch.allclose(F.scaled_dot_product_attention(q, k, eye, attn_mask=mask), expected, atol=1e-6)
+        with sdpa_kernel(SDPBackend.MATH):
+            assert torch.allclose(F.scaled_dot_product_attention(q, k, eye, attn_mask=mask), expected, atol=1e-6)
