@@ -314,3 +314,63 @@ def test_sdpa_returns_one_tensor_never_the_weights():
     q = torch.randn(1, 1, 3, 4)
     out = F.scaled_dot_product_attention(q, q, q)
     assert isinstance(out, torch.Tensor) and out.shape == (1, 1, 3, 4)
+
+
+@claim("sdpa-identity-values-weights")
+def test_identity_values_return_the_weights():
+    """With v = I (S x S), SDPA's output is its weights A, on the default CPU path and on the
+    math backend, with and without a boolean mask."""
+    gen = torch.Generator().manual_seed(7)
+    q = torch.randn(2, 3, 5, 8, generator=gen)
+    k = torch.randn(2, 3, 6, 8, generator=gen)
+    eye = torch.eye(6).expand(2, 3, 6, 6)
+    attend = torch.rand(5, 6, generator=gen) > 0.5
+    attend[:, 0] = True
+    for mask in (None, attend):
+        expected = reference(q, k, eye, mask).float()
+        by_hand = (q @ k.transpose(-2, -1) / math.sqrt(8))
+        if mask is not None:
+            by_hand = by_hand.masked_fill(~mask, float("-inf"))
+        assert torch.allclose(expected, by_hand.softmax(-1), atol=1e-6)
+        assert torch.allclose(F.scaled_dot_product_attention(q, k, eye, attn_mask=mask), expected, atol=1e-6)
+        with sdpa_kernel(SDPBackend.MATH):
+            assert torch.allclose(F.scaled_dot_product_attention(q, k, eye, attn_mask=mask), expected, atol=1e-6)
+
+
+@claim("sdpa-kernel-cpu-choice")
+def test_sdpa_kernel_on_the_cpu():
+    """On the CPU (2.13), sdpa_kernel(MATH) and sdpa_kernel(FLASH_ATTENTION) run and agree to
+    rounding; EFFICIENT_ATTENTION or CUDNN_ATTENTION alone raise; a list falls back to the
+    backends it also names."""
+    q, k, v = qkv(d_k=8)
+    outs = {}
+    for backend in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION):
+        with sdpa_kernel(backend):
+            outs[backend] = F.scaled_dot_product_attention(q, k, v)
+    assert torch.allclose(outs[SDPBackend.MATH], outs[SDPBackend.FLASH_ATTENTION], atol=1e-6)
+    assert not torch.equal(q, k)  # a real comparison, not a trivial one
+    for backend in (SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel(backend), pytest.raises(RuntimeError, match="No viable backend"):
+            F.scaled_dot_product_attention(q, k, v)
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        assert torch.allclose(F.scaled_dot_product_attention(q, k, v), outs[SDPBackend.MATH], atol=1e-6)
+
+
+@claim("flash-attention-impls-registry")
+def test_flash_attention_impl_registry():
+    """torch.nn.attention (2.13) lists FA3 and FA4 as flash attention implementations, none
+    active by default; activating one imports its package, which a CPU install lacks."""
+    import importlib.util
+
+    import torch.nn.attention as attention
+
+    assert attention.list_flash_attention_impls() == ["FA3", "FA4"]
+    assert attention.current_flash_attention_impl() is None
+    assert importlib.util.find_spec("flash_attn") is None
+    with pytest.raises(ModuleNotFoundError, match="flash_attn"):
+        attention.activate_flash_attention_impl("FA4")
+    with pytest.raises(ModuleNotFoundError, match="flash_attn_interface"):
+        attention.activate_flash_attention_impl("FA3")
+    with pytest.raises(ValueError, match="Unknown flash attention impl"):
+        attention.activate_flash_attention_impl("FA2")
+    assert attention.current_flash_attention_impl() is None
