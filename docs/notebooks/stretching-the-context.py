@@ -240,9 +240,9 @@ plt.show()
 # angle by the first, each capped at a full turn, $2\pi$: 1 means nothing new, 4 means four times
 # the trained range. Unscaled, 28 slow pairs leave the trained range by more than 1%, by up to four
 # times. Linear scaling and YaRN bring every pair back: the last of $4L$ positions, divided by 4, is
-# $L - 1/4$, a quarter of a position past the last one seen, hence the ratio of 1.0001. NTK-aware
-# scaling divides the slowest pair by exactly 4 but the slow pairs before it by less, so 27 of them
-# still leave the trained range, by up to 1.73 times (pair 38).
+# $L - 1/4$, three quarters of a position past the last one seen, hence the ratio of 1.0001.
+# NTK-aware scaling divides the slowest pair by exactly 4 but the slow pairs before it by less, so
+# 27 of them still leave the trained range, by up to 1.73 times (pair 38).
 #
 # Whether a model then reads the longer context well is a matter of training, not of these curves.
 # Chen et al. (2023) extended LLaMA to windows of up to 32,768 tokens with position interpolation
@@ -257,8 +257,8 @@ plt.show()
 # gráfico divide el segundo ángulo por el primero, ambos limitados a una vuelta completa, $2\pi$: 1
 # significa que no aparece nada nuevo, y 4, cuatro veces el intervalo del entrenamiento. Sin
 # escalado, 28 pares lentos salen de ese intervalo en más de un 1 %, hasta cuatro veces. El escalado
-# lineal y YaRN devuelven a él todos los pares: la última de $4L$ posiciones, dividida por 4, es
-# $L - 1/4$, un cuarto de posición más allá de la última vista, y de ahí el cociente de 1,0001. El
+# lineal y YaRN devuelven a él todos los pares: la última de $4L$ posiciones, dividida por 4, es $L
+# - 1/4$, tres cuartos de posición más allá de la última vista, y de ahí el cociente de 1,0001. El
 # escalado *NTK-aware* divide el par más lento exactamente por 4, pero los pares lentos anteriores
 # por menos, así que 27 de ellos siguen saliendo del intervalo del entrenamiento, hasta 1,73 veces
 # (el par 38).
@@ -276,10 +276,10 @@ plt.show()
 # dividerer den anden vinkel med den første, begge begrænset til en hel omgang, $2\pi$: 1 betyder
 # intet nyt, og 4 betyder fire gange intervallet fra træningen. Uden skalering kommer 28 langsomme
 # par mere end 1 % uden for intervallet, op til fire gange. Lineær skalering og YaRN bringer alle
-# par tilbage: den sidste af $4L$ positioner divideret med 4 er $L - 1/4$, en kvart position efter
-# den sidste, modellen har set, og deraf forholdet 1,0001. *NTK-aware*-skalering dividerer det
-# langsomste par med præcis 4, men de langsomme par før det med mindre, så 27 af dem stadig kommer
-# uden for intervallet fra træningen, op til 1,73 gange (par 38).
+# par tilbage: den sidste af $4L$ positioner divideret med 4 er $L - 1/4$, tre fjerdedele af en
+# position efter den sidste, modellen har set, og deraf forholdet 1,0001. *NTK-aware*-skalering
+# dividerer det langsomste par med præcis 4, men de langsomme par før det med mindre, så 27 af dem
+# stadig kommer uden for intervallet fra træningen, op til 1,73 gange (par 38).
 #
 # Om en model derefter læser den længere kontekst godt, afgøres af træningen, ikke af disse kurver.
 # Chen et al. (2023) udvidede Llamas kontekstvindue til op til 32.768 tokens med positionsinterpolation
