@@ -1,9 +1,9 @@
 # %% [markdown] lang="en"
 # # Where the memory goes in a hybrid model
 #
-# During decoding, every attention layer keeps the keys and values of all the tokens so far: the KV
-# cache, which grows with the context and soon outweighs everything else a sequence needs. Recent
-# models shrink it in different ways. This notebook counts, with the glossary's own code and the
+# During decoding, a full-attention layer keeps the keys and values of all the tokens so far: the
+# KV cache, which grows by the same amount with every token of the context. Recent models shrink
+# it in different ways. This notebook counts, with the glossary's own code and the
 # shapes in four models' published configurations, how many bytes each layer keeps per token and how
 # the total grows with the context: a dense model with grouped-query attention, multi-head latent
 # attention, a mix of sliding-window and global layers, and a hybrid of linear-attention and
@@ -16,9 +16,9 @@
 # %% [markdown] lang="es"
 # # Adónde va la memoria en un modelo híbrido
 #
-# Al decodificar, cada capa de atención guarda las claves y los valores de todos los tokens
-# anteriores: la caché KV, que crece con el contexto y pronto pesa más que todo lo demás que
-# necesita una secuencia. Los modelos recientes la reducen de maneras distintas. Este cuaderno
+# Al decodificar, una capa de atención completa guarda las claves y los valores de todos los tokens
+# anteriores: la caché KV, que crece lo mismo con cada token del contexto. Los modelos recientes la
+# reducen de maneras distintas. Este cuaderno
 # cuenta, con el propio código del glosario y las dimensiones de las configuraciones publicadas de
 # cuatro modelos, cuántos bytes guarda cada capa por token y cómo crece el total con el contexto: un
 # modelo denso con atención de consultas agrupadas, la atención latente multicabeza, una combinación
@@ -32,9 +32,9 @@
 # %% [markdown] lang="da"
 # # Hvor hukommelsen bliver af i en hybridmodel
 #
-# Under afkodning gemmer hvert attention-lag nøglerne og værdierne for alle tokens indtil nu. Det er
-# KV-cachen, som vokser med konteksten og hurtigt fylder mere end alt andet, en sekvens har brug
-# for. Nyere modeller gør den mindre på forskellige måder. Denne notebook tæller med ordlistens egen
+# Under afkodning gemmer et lag med fuld attention nøglerne og værdierne for alle tokens indtil nu.
+# Det er KV-cachen, som vokser lige meget for hvert token i konteksten. Nyere modeller gør den
+# mindre på forskellige måder. Denne notebook tæller med ordlistens egen
 # kode og målene fra fire modellers offentliggjorte konfigurationer, hvor mange bytes hvert lag
 # gemmer pr. token, og hvordan det samlede tal vokser med konteksten. De fire er en tæt model med
 # grouped-query attention, multi-head latent attention, en blanding af sliding-window-lag og globale
