@@ -23,7 +23,7 @@ def built_site(tmp_path_factory):
     with open(shared / "built-site.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not log.exists():
-            # The hosted repository's address, as the deploy workflow passes it (README: Deployment).
+            # The hosted repository's address, as the deploy workflow passes it (docs/how-it-works.en.md: Deployment).
             done = mkdocs_build(ROOT, site, REPO_URL="https://github.com/attention-glossary/attention-glossary")
             log.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
                                        "stderr": done.stderr, "args": done.args}), encoding="utf-8")

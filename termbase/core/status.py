@@ -6,7 +6,7 @@ changed now, so an uncommitted English edit marks its translations outdated unti
 edited too (or committed after it). Without git history (a shallow or exported tree) nothing
 is reported outdated.
 
-Two commit trailers say what the dates cannot (README, Translations):
+Two commit trailers say what the dates cannot (docs/how-it-works.en.md, Decisions):
 - `Translations: unaffected` on a commit whose English edits need no translation (a typo, a
   respelling): its English files keep the date they had before it.
 - `Translation-reviewed: docs/glossary/softmax.es.md` (one line per file) on a commit that

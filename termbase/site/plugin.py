@@ -142,7 +142,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         base = TermBase(project)
         lang = self.language or project.default_language
         self.build = Build(project, base, lang, self.language is None, config.site_dir)
-        if self.serving:  # a warning is shown, never the end of serving (README: mkdocs serve)
+        if self.serving:  # a warning is shown, never the end of serving (docs/how-it-works.en.md: mkdocs serve)
             config.strict = False
             problems.never_abort()
         languages.configure(config, base, lang)

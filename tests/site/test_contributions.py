@@ -323,7 +323,7 @@ def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
 
 def test_commit_trailers_say_which_english_edits_translations_follow(tmp_path):
     """`Translations: unaffected` keeps a respelling from outdating the translations;
-    `Translation-reviewed: <file>` marks one translation checked (README, Translations)."""
+    `Translation-reviewed: <file>` marks one translation checked (docs/how-it-works.en.md, Decisions)."""
     project = committed_copy(tmp_path / "project")
     edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA respelled sentence.\n")
     _git(project, "commit", "-qam", "Respell\n\nTranslations: unaffected", when="2026-02-01T00:00:00")

@@ -1,5 +1,5 @@
 """The supervisor of the languages' build processes (termbase/site/supervisor.py), with fake
-children that answer, die or hang: nothing is ever dropped (README: How a build runs).
+children that answer, die or hang: nothing is ever dropped (docs/how-it-works.en.md: How a build runs).
 Each test takes milliseconds; the real processes are covered by test_broken_sources.py."""
 
 from __future__ import annotations
