@@ -168,7 +168,7 @@ def test_llama4_temperature_is_one_below_8191_and_steps_every_8192():
     assert torch.equal(tau[:8191], torch.ones(8191, dtype=F64))  # exactly 1: no effect
     assert (tau.diff() >= 0).all()  # never decreases
     steps = (tau.diff() > 0).nonzero().flatten() + 1
-    assert steps.tolist() == [8191, 2 * 8192 - 1, 3 * 8192 - 1, 4 * 8192 - 1]
+    assert steps.tolist() == [m * 8192 - 1 for m in range(1, 6)]  # 8191, 16383, ..., 40959
     assert tau[8191].item() == pytest.approx(1 + 0.1 * math.log(2))
 
 
@@ -191,7 +191,7 @@ def test_softmax_max_weight_fades_with_n_and_ssmax_keeps_it():
         assert a == pytest.approx(1 / (1 + (n - 1) * math.exp(-5)), rel=1e-12)
         assert b == pytest.approx(1 / (1 + (n - 1) * n ** (-5 * 0.43)), rel=1e-12)
     assert all(x > y for x, y in zip(plain, plain[1:]))  # strictly fading
-    assert plain[-1] < 0.001
+    assert plain[-1] < 0.002  # 0.0011 at n = 2^17
     assert all(y > x for x, y in zip(ssmax, ssmax[1:]))  # rising toward 1
     assert ssmax[-1] > 0.9999
 
