@@ -144,3 +144,63 @@ def chunked_attention(ax):
     text(ax, px + 0.08, py + 0.15, "$W$", size=11, color=HEAD[1], ha="left")
     px, py = plot.at(T + 0.5, seen_c[-1])
     text(ax, px + 0.08, py - 0.17, "$C$", size=11, color=HEAD[0], ha="left")
+
+
+# --- attention temperature ---------------------------------------------------------------------
+def _log_axis(ax, plot, decades, label):
+    """Ticks 10^k under a plot whose x data is log10 of the quantity."""
+    for k in decades:
+        px, _ = plot.at(k, plot.ylim[0])
+        ax.plot([px, px], [plot.y0, plot.y0 - 0.05], color=MUTED, lw=1.0)
+        text(ax, px, plot.y0 - 0.2, f"$10^{{{k}}}$", size=10, color=MUTED)
+    text(ax, plot.x0 + plot.w / 2, plot.y0 - 0.5, label, size=12)
+
+
+@figure("attention-temperature", (9.2, 3.8))
+def attention_temperature(ax):
+    """Left: Llama 4's query temperature tau(p) for p from 1 to 10^7 (log axis): 1 up to 8190, then
+    steps every 8192 positions. Right: the largest weight of a row where one logit is 5 above the
+    n - 1 others, n from 2 to 10^7: 1 plain softmax, 2 softmax with Llama 4's temperature of the
+    last query (position n - 1), 3 Scalable-Softmax with lambda = 0.43 (Nakanishi's Figure 1)."""
+    import math
+
+    from snippets.attention_temperature import llama4_temperature, ssmax_temperature
+
+    # left: a staircase, so sample densely on the log axis and at every step
+    exps = torch.linspace(0.0, 7.0, 1401, dtype=torch.float64)
+    positions = torch.unique(torch.cat([torch.round(10.0 ** exps).long(),
+                                        torch.arange(8191, 10**7, 8192)]))
+    tau = llama4_temperature(positions)
+    left = Plot(ax, 0.85, 0.95, 3.3, 2.45, (0.0, 7.0), (0.9, 1.8))
+    left.frame([], [1.0, 1.2, 1.4, 1.6, 1.8], ylabel=r"$\tau(p)$")
+    _log_axis(ax, left, range(0, 8), "$p$")
+    left.line(torch.log10(positions.double()).tolist(), tau.tolist(), HEAD[1], lw=1.8)
+    left.vline(math.log10(8191))
+    px, _ = left.at(math.log10(8191), 1.8)
+    text(ax, px, 3.6, "$8191$", size=10, color=MUTED)
+    # right: the largest weight, in closed form (the tests check it against torch.softmax)
+    ns = torch.unique(torch.round(10.0 ** torch.linspace(math.log10(2), 7.0, 300,
+                                                         dtype=torch.float64)).long())
+    gap = 5.0
+
+    def largest(t):
+        return (1 / (1 + (ns.double() - 1) * torch.exp(-t * gap))).tolist()
+
+    curves = [largest(torch.ones(len(ns), dtype=torch.float64)),
+              largest(llama4_temperature(ns - 1)),
+              largest(ssmax_temperature(ns, 0.43))]
+    right = Plot(ax, 5.35, 0.95, 3.3, 2.45, (0.0, 7.0), (0.0, 1.05))
+    right.frame([], [0, 0.5, 1], ylabel=r"$\max_j A_{ij}$")
+    _log_axis(ax, right, range(0, 8), "$n$")
+    xs = torch.log10(ns.double()).tolist()
+    marks = [(2.2, (0.0, -0.22)), (5.6, (0.0, 0.24)), (4.0, (0.0, -0.24))]
+    for i, weights in enumerate(curves):  # 2 dashed: it covers 1 up to n = 8192
+        right.line(xs, weights, HEAD[i], lw=2.4 if i == 0 else 1.6,
+                   **({"ls": (0, (4, 3))} if i == 1 else {}))
+        at, (dx, dy) = marks[i]
+        j = min(range(len(xs)), key=lambda m: abs(xs[m] - at))
+        px, py = right.at(xs[j], weights[j])
+        ax.plot([px + dx], [py + dy], ls="none", marker="o", ms=13, mfc=PAPER, mec=HEAD[i],
+                mew=1.4, clip_on=False)
+        text(ax, px + dx, py + dy, f"{i + 1}", size=10, color=HEAD[i])
+    text(ax, 7.0, 3.6, r"$\Delta = 5,\ \lambda = 0.43$", size=11, color=MUTED)
