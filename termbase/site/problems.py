@@ -178,7 +178,7 @@ def failure_pages(base: TermBase, site_dir: str, lang: str, message: str) -> lis
     body = (f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'</head><body><h1>{html.escape(title)}</h1><pre class="termbase-problems">{html.escape(message)}</pre>'
             "</body></html>\n").encode("utf-8")
-    root = Path(site_dir) / lang
+    root = Path(site_dir) if lang == base.default_language else Path(site_dir) / lang
     written = []
     docs = base.project.docs
     for path in sorted(docs.rglob(f"*.{lang}.md")):
@@ -193,5 +193,5 @@ def failure_pages(base: TermBase, site_dir: str, lang: str, message: str) -> lis
     for target in written:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
-    log.warning("termbase: %s shows the failure on its %d page(s) until it builds again", f"/{lang}/", len(written))
+    log.warning("termbase: the %s site shows the failure on its %d page(s) until it builds again", lang, len(written))
     return written
