@@ -95,12 +95,13 @@ class Problems:
         return bool(self.problems or self.failed_blocks)
 
     def _pages_of(self, shown: str, embedded: dict) -> set[str]:
-        if shown.startswith("docs/") and shown.endswith(".md"):
+        docs = self.base.project.shown(self.base.project.docs)  # mkdocs.yml's docs_dir
+        if shown.startswith(docs + "/") and shown.endswith(".md"):
             return {shown}
         parts = shown.split("/")
         if shown.endswith(".yml") and "terms" in parts[:-1]:
             slug = parts[-1][:-len(".yml")]
-            return {f"docs/glossary/{slug}.{lang}.md" for lang in self.base.languages}
+            return {f"{docs}/glossary/{slug}.{lang}.md" for lang in self.base.languages}
         module = None
         if shown.startswith("snippets/") and shown.endswith(".py"):
             module = shown
