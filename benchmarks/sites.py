@@ -315,9 +315,8 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
     """Start `mkdocs serve` in `project`, then `edits` rounds of four edits, interleaved: the
     English, Spanish and Danish page of entry `slug` (each timed on its own language's page), and
     its term record (each language's short definition; timed on the entry's page in every
-    language, each polled from the save on: the edited page is served from its preview, other
-    pages are held until their language has rebuilt). Before the next edit, every language has
-    rebuilt (its glossary index answers).
+    language, each polled from the save on: the edited page is written from its preview ahead of
+    the rebuild). Before the next edit, every language has rebuilt (the server's serve.json).
     With `sample_dir`, one more round runs under the probe's sampling profiler (its times are
     reported apart, never in the medians)."""
     docs = load(project).docs  # mkdocs.yml's docs_dir
