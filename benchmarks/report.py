@@ -13,11 +13,11 @@ import re
 from benchmarks.common import DEFAULT, LANGS  # the project's languages, from mkdocs.yml
 
 KB = 1024
-KINDS = {"en": "English entry", "es": "Spanish entry", "da": "Danish entry", "record": "term record"}
-# The processes on the path from a save to the edited page: the default language is built by
-# MkDocs' own process, which also starts the other languages' builds.
-ROLES = {**{lang: ("main",) if lang == DEFAULT else ("main", lang) for lang in LANGS},
-         "record": ("main", *(lang for lang in LANGS if lang != DEFAULT))}
+NAMES = {"en": "English", "es": "Spanish", "da": "Danish"}  # the report's words for them; the list is LANGS
+KINDS = {**{lang: f"{NAMES.get(lang, lang)} entry" for lang in LANGS}, "record": "term record"}
+# The processes on the path from a save to the edited page under `mkdocs serve`: MkDocs' own
+# process checks the sources, and each language (the default one too) rebuilds in its own.
+ROLES = {**{lang: ("main", lang) for lang in LANGS}, "record": ("main", *LANGS)}
 
 
 def _s(value) -> str:
@@ -210,7 +210,8 @@ def targets(r: dict) -> list[dict]:
                                                 "`build` function" if outside else "")
                  + (f"; es process: {_phases_text(profile, 'es', 3)}" if _get(profile or {}, 'processes', 'es') else ""))
         cold_s = _get(info, "cold", "median_s")
-        fix = _close_from(profile, 0.3 * cold_s, warm_s, ("main", "es", "da")) if cold_s else "measure the cold build"
+        fix = (_close_from(profile, 0.3 * cold_s, warm_s, ("main", *(lang for lang in LANGS if lang != DEFAULT)))
+               if cold_s else "measure the cold build")
         out.append(_target(f"warm build ≤ 0.3× cold, {label}", "warm ÷ cold ≤ 0.30 (wall; CPU beside it)",
                            None if w is None else f"{_x(w['wall'])} (CPU {_x(w['cpu'])}; warm {_s(warm_s)}, "
                            f"cold {_s(cold_s)})",
@@ -482,10 +483,11 @@ def markdown(r: dict) -> str:
                 "entry (a sentence appended, real words so that the check of every rebuild passes) and its term "
                 "record (each language's short definition), in turn, and times from the save until the served "
                 "page shows the edit: each entry edit on its own language's page, the record on the entry's page in "
-                "every language, all requested from the save on. The edited page is served from its preview, "
-                "rendered before the rebuild (termbase/site/preview.py); any other page of a language is held until "
-                "that language has rebuilt, and \"every language rebuilt\" is when the glossary index of each "
-                "language answers. Every language has rebuilt before the next edit.", ""]
+                "every language, all requested from the save on. The edited page is written from its preview, "
+                "rendered before the rebuild (termbase/site/preview.py); every other page is the last one published "
+                "until its language has rebuilt, and \"every language rebuilt\" is when the server's "
+                "/.termbase/serve.json says so (termbase/site/serve.py). Every language has rebuilt before the next "
+                "edit.", ""]
         for key, s in serve.items():
             rows = []
             for kind in KINDS:

@@ -4,6 +4,7 @@ serving it."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -20,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.common import DEFAULT, LANGS, WORK, Run, build_env, count_lines, free_port, log, measure, probed_env
+from termbase.core.project import load  # noqa: E402  (benchmarks.common puts the project on sys.path)
 CACHE_DIRS = (".termbase-cache", ".cache")
 ZENSICAL = "0.0.73"  # the newest that installs from this machine's package index (see zensical_newer)
 ZENSICAL_VENV = WORK / "zensical-venv"
@@ -226,7 +228,31 @@ class Server:
                 if time.perf_counter() - start > timeout:
                     raise RuntimeError(f"mkdocs serve did not serve /{url} within {timeout:.0f} s:\n" + self.output())
                 time.sleep(0.2)
+        self.settle(-1, timeout - (time.perf_counter() - start))  # the default language's process has built once
         return time.perf_counter() - start
+
+    def state(self) -> dict | None:
+        """/.termbase/serve.json: how far each language has got (termbase/site/serve.py)."""
+        body = _get(self.base + ".termbase/serve.json", timeout=60)
+        try:
+            return json.loads(body) if body else None
+        except ValueError:
+            return None
+
+    def settle(self, after: int, timeout: float) -> int:
+        """Wait until the server has seen more than `after` saves and every language has rebuilt
+        from the last of them; the saves seen."""
+        start = time.perf_counter()
+        while True:
+            state = self.state()
+            if state and state["changes"] > after and all(
+                    lang["built"] == state["changes"] for lang in state["languages"].values()):
+                return state["changes"]
+            if not self.alive():
+                raise RuntimeError("mkdocs serve exited:\n" + self.output())
+            if time.perf_counter() - start > timeout:
+                raise RuntimeError(f"mkdocs serve did not settle within {timeout:.0f} s ({state}):\n" + self.output())
+            time.sleep(0.05)
 
     def builders(self) -> list[int]:
         """The server's own process and the language processes it spawned (both run the probe);
@@ -289,17 +315,16 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
     """Start `mkdocs serve` in `project`, then `edits` rounds of four edits, interleaved: the
     English, Spanish and Danish page of entry `slug` (each timed on its own language's page), and
     its term record (each language's short definition; timed on the entry's page in every
-    language, each polled from the save on: the edited page is served from its preview, other
-    pages are held until their language has rebuilt). Before the next edit, every language has
-    rebuilt (its glossary index answers).
+    language, each polled from the save on: the edited page is written from its preview ahead of
+    the rebuild). Before the next edit, every language has rebuilt (the server's serve.json).
     With `sample_dir`, one more round runs under the probe's sampling profiler (its times are
     reported apart, never in the medians)."""
-    pages = {lang: project / "docs" / "glossary" / f"{slug}.{lang}.md" for lang in LANGS}
+    docs = load(project).docs  # mkdocs.yml's docs_dir
+    pages = {lang: docs / "glossary" / f"{slug}.{lang}.md" for lang in LANGS}
     record_path = project / "termbase" / "data" / "terms" / f"{slug}.yml"
     urls = {lang: ("" if lang == DEFAULT else f"{lang}/") + f"glossary/{slug}/" for lang in LANGS}
-    # An edited entry's page is served from its preview during the rebuild (termbase/site/serve.py);
-    # each language's glossary index, which no edit here previews, is held until it has rebuilt.
-    settle_urls = [("" if lang == DEFAULT else f"{lang}/") + "glossary/" for lang in LANGS]
+    # An edited entry's page is written from its preview ahead of the rebuild (termbase/site/serve.py);
+    # every language has rebuilt once the server's serve.json says so.
     originals = {path: path.read_text(encoding="utf-8") for path in [*pages.values(), record_path]}
     kinds = [*LANGS, "record"]
     result = {"slug": slug, "urls": urls, "edits": {k: [] for k in kinds}, "error": None}
@@ -312,6 +337,7 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
         k = numbers.pop()
         tokens = {lang: EDIT[lang].format(k=k) for lang in LANGS}
         mark = len(server.lines)
+        seen = server.state()["changes"]
         saved = time.perf_counter()
         if kind == "record":
             record_path.write_text(_edit_record(originals[record_path], tokens), encoding="utf-8")
@@ -329,11 +355,11 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
         if any(v is None for v in found.values()):
             raise RuntimeError(f"the {kind} edit was not visible after {edit_timeout:.0f} s ({found}):\n"
                                + server.output())
-        for url in settle_urls:  # every language rebuilt before the next edit
-            _get(server.base + url, timeout=edit_timeout)
+        server.settle(seen, edit_timeout)  # every language rebuilt before the next edit
         settled = time.perf_counter() - saved
         timeline = [(round(t - saved, 3), line) for t, line in server.lines[mark:]
-                    if re.search(r"Building documentation|Documentation built|building the|[Cc]hange|ahead of|ERROR", line)]
+                    if re.search(r"Building documentation|Documentation built|building the|[Cc]hange|ahead of|published|ERROR",
+                                 line)]
         visible = {lang: found[urls[lang]] for lang in LANGS if urls[lang] in found}
         time.sleep(0.5)
         return {"s": max(visible.values()), "visible_s": visible, "all_rebuilt_s": settled, "timeline": timeline}
@@ -349,11 +375,10 @@ def serve_edit_to_visible(project: Path, slug: str, edits: int, logs: Logs, samp
             result["profiled_round"] = {kind: one_edit(kind) for kind in kinds}
             server.signal_builders(signal.SIGUSR2)  # ... and writes what it sampled
             time.sleep(2.0)
+        seen = server.state()["changes"]
         for path, text in originals.items():
             path.write_text(text, encoding="utf-8")
-        time.sleep(1.0)
-        for url in settle_urls:
-            _get(server.base + url, timeout=edit_timeout)
+        server.settle(seen, edit_timeout)
         result["notebook_executions_during_edits"] = count_lines(logs.notebooks) - notebooks_before
     except RuntimeError as exc:
         result["error"] = str(exc)[-4000:]

@@ -46,9 +46,10 @@ def commit_times(project: Project) -> dict[str, float]:
     # A commit's header line: @time, a tab, its `Translations:` trailer values.
     header = f"@%ct%x09%(trailers:key={UNAFFECTED},valueonly,separator=%x2C)"
     try:
-        log = _git(project, "log", f"--format={header}", "--name-only", "--no-renames", "--", "docs")
+        docs = project.shown(project.docs)  # mkdocs.yml's docs_dir, relative to the project
+        log = _git(project, "log", f"--format={header}", "--name-only", "--no-renames", "--", docs)
         reviews = _git(project, "log", f"--format=@%ct%n%(trailers:key={REVIEWED},valueonly)")
-        dirty = _git(project, "status", "--porcelain", "--untracked-files=all", "--", "docs")
+        dirty = _git(project, "status", "--porcelain", "--untracked-files=all", "--", docs)
     except (OSError, subprocess.CalledProcessError):
         return {}
     times: dict[str, float] = {}
@@ -73,8 +74,9 @@ def commit_times(project: Project) -> dict[str, float]:
 
 
 def _is_source(project: Project, path: str) -> bool:
-    """Whether `path` (docs/...) is a page in the default language, which translations follow."""
-    parsed = page_lang(path.removeprefix("docs/"), project.languages)
+    """Whether `path` (docs/..., relative to the project) is a page in the default language,
+    which translations follow."""
+    parsed = page_lang(path.removeprefix(project.shown(project.docs) + "/"), project.languages)
     return parsed is not None and parsed[1] == project.default_language
 
 

@@ -3,8 +3,11 @@
 Each language other than the default builds in a process of its own, started with `spawn` (a
 fresh interpreter: nothing is shared with the parent, and nothing is forked from a process
 that runs threads, such as `mkdocs serve`'s). It loads mkdocs.yml, builds its language each
-time it is asked, and answers ("ok", None) or ("failed", message); under `mkdocs serve` it also
-renders previews (termbase/site/preview.py).
+time it is asked, and answers ("ok", None) or ("failed", message). Under `mkdocs serve` a
+rebuild is built into a folder of its own and then published into the served one
+(termbase/site/publish.py), and the child also writes the previews of edited pages there
+(termbase/site/preview.py): previews and publishes of one language happen in this one process,
+in the order they were asked for, so a preview is never overwritten by an older build.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import multiprocessing
 import os
 import re
 import sys
+from pathlib import Path
 
 log = logging.getLogger("mkdocs.plugins.termbase")
 
@@ -24,12 +28,12 @@ def spawner(config):
     # What the command line may have changed (`--strict`, `--no-directory-urls`).
     options = {"strict": config.strict, "use_directory_urls": config.use_directory_urls}
     level = logging.getLogger("mkdocs").getEffectiveLevel()
-    config_file = config.config_file_path
+    config_file, docs_dir = config.config_file_path, config.docs_dir
 
     def start_child(lang: str):
         parent, child = ctx.Pipe()
         process = ctx.Process(target=_worker_main, name=f"termbase-{lang}", daemon=True,
-                              args=(child, config_file, lang, options, level, _implementation()))
+                              args=(child, config_file, docs_dir, lang, options, level, _implementation()))
         process.start()
         child.close()
         return process, parent
@@ -71,21 +75,25 @@ def name_the_files(lang: str, docs_dir: str) -> None:
             handler.addFilter(_NameTheLanguage(lang, docs_dir, tag=False))
 
 
-def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, implementation: str) -> None:
-    """A language's build process: builds `lang` each time it is asked, until told to stop."""
+def _worker_main(conn, config_file: str, docs_dir: str, lang: str, options: dict, level: int,
+                 implementation: str) -> None:
+    """A language's build process: builds `lang` each time it is asked, until told to stop.
+    A request: {"site_dir", "site_url", "dirty"}, and under `mkdocs serve` "serve" (the problems
+    to show), "publish" and "keep" (where the build goes live, publish.py); or {"preview": paths,
+    "publish": folder}, answered ("preview", [urls of the pages written])."""
     if implementation != "mkdocs":
         __import__(f"{implementation}.replacement")
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    from termbase.site import preview
+    from termbase.site import preview, publish
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
     logger = logging.getLogger("mkdocs")
     logger.addHandler(handler)
     logger.setLevel(level)
-    handler.addFilter(_NameTheLanguage(lang, os.path.join(os.path.dirname(config_file), "docs")))
+    handler.addFilter(_NameTheLanguage(lang, docs_dir))
     last = None  # the configuration of the last build that succeeded: previews are rendered against it
     while True:
         try:
@@ -95,7 +103,7 @@ def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, i
         if request is None:
             return
         if "preview" in request:
-            conn.send(("preview", preview.render(last.plugins["termbase"], last, request["preview"]) if last else {}))
+            conn.send(("preview", _preview(last, request, preview, publish)))
             continue
         last = None
         try:
@@ -107,6 +115,8 @@ def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, i
                 plugin.command, plugin.problems = "serve", request["serve"]
             log.info("termbase: building the '%s' site", lang)
             build(config, dirty=request["dirty"])
+            if "publish" in request:
+                publish.publish(Path(request["site_dir"]), Path(request["publish"]), set(request.get("keep", ())))
             reply = ("ok", None)
             last = config
         except KeyboardInterrupt:  # Ctrl+C in the terminal reaches every process: not a failed build
@@ -123,3 +133,18 @@ def _worker_main(conn, config_file: str, lang: str, options: dict, level: int, i
             sys.stdout.flush()
             sys.stderr.flush()
         conn.send(reply)
+
+
+def _preview(last, request: dict, preview, publish) -> list[str]:
+    """Write the previews of the edited pages into the served folder; the urls written."""
+    if last is None:  # no build has succeeded in this process yet: the rebuild shows the page
+        return []
+    written = []
+    for url, dest_uri, html in preview.render(last.plugins["termbase"], last, request["preview"]):
+        try:
+            publish.write(Path(request["publish"]) / dest_uri, html.encode("utf-8", errors="xmlcharrefreplace"))
+        except OSError as exc:
+            log.warning("termbase: could not write the preview of %s: %s", url, exc)
+            continue
+        written.append(url)
+    return written

@@ -2,11 +2,14 @@
 
 State is held per plugin instance, which MkDocs makes per configuration (and keeps across the
 rebuilds of one `mkdocs serve`, because the plugin has `on_startup`), never in module globals:
-each language is built by its own process (site/languages.py) with its own instance.
+each other language is built by its own process (site/language_process.py, watched by
+site/supervisor.py) with its own instance.
 
 Order of a build of the default language: check the sources (fail before anything is written),
 run the notebooks and verify every code block (both cached), then build the default language
-while each other language builds into `site/<lang>/` in a process of its own.
+while each other language builds into `site/<lang>/` in a process of its own. Under `mkdocs
+serve` that is the first build; every rebuild after it runs in the languages' processes, the
+default one's included (site/serve.py), and this instance only checks the sources for them.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import (downloads, language_process, languages, machine_pages, mathml, notebook_pages, preview,
-                           problems, search_names, serve, source_check, verify, watch)
+from termbase.site import (downloads, language_process, languages, machine_pages, mathml, notebook_pages, problems,
+                           search_names, serve, source_check, verify, watch)
 from termbase.site.config import TermbaseConfig
 from termbase.site.page_cache import PageCache
 from termbase.site.pages import Pages, breakable_code, entry_slug, slim_code
@@ -58,7 +61,7 @@ class Build:
     downloads: dict = field(default_factory=dict)  # page url -> {file name: code}
     block_names: dict = field(default_factory=dict)  # composed code -> file name
     files: object = None  # MkDocs' Files, Navigation and Jinja environment of this build,
-    nav: object = None  # kept for the previews of the next `mkdocs serve` rebuild
+    nav: object = None  # kept for the previews of the next `mkdocs serve` rebuild (preview.py)
     env: object = None
     page_cache: PageCache | None = None  # open from on_pre_build to the end of the build
     problems: problems.Problems | None = None  # under `mkdocs serve`: shown on the pages, never raised
@@ -73,10 +76,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         self.runner: BlockRunner | None = None
         self.code: watch.Code | None = None  # under `mkdocs serve`: the site's code it started with
         self.build: Build | None = None
-        self.background = False  # under `mkdocs serve`: the other languages finish on their own
-        self.previews = None  # under `mkdocs serve`: termbase/site/serve.py
-        self.sources_before: dict[str, int] | None = None  # pages and records as the last build read them
-        self.last_config = None  # the configuration of the last build that succeeded
+        self.site: serve.Site | None = None  # under `mkdocs serve`, once it serves: termbase/site/serve.py
         self.problems: list = []  # under `mkdocs serve`: what the check found (a language's process: as told)
 
     @property
@@ -87,45 +87,43 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         self.command = command
 
     def on_serve(self, server, config, builder):
-        """Watch everything the site reads, and serve each language as soon as it has rebuilt,
-        and an edited page before that (termbase/site/serve.py)."""
+        """Watch everything the site reads; from now on every language, the default one included,
+        rebuilds in its process and goes live when it has finished, and an edited page is shown
+        before that (termbase/site/serve.py: public server API only)."""
         for path in watch.watched(self.build.project):
             server.watch(str(path))
-        self.previews = serve.install(server, config, self)
-        self.background = self.previews is not None  # the other languages finish on their own
-        if self.language_builds is not None:
-            self.language_builds.listener = self.previews
+        if self.language_builds is None:
+            self.language_builds = Supervisor([], language_process.spawner(config), self.build.project.language_timeout)
+        self.site = serve.install(server, config, self)
         return server
 
-    # --- what termbase/site/serve.py asks of the builds -------------------------------------
-
-    @property
-    def timeout(self) -> float:
-        return self.build.project.language_timeout
-
-    def language_settled(self, lang: str) -> bool:
-        """No rebuild of `lang` is under way in its process (the default language: always)."""
-        return self.language_builds is None or self.language_builds.settled(lang)
-
-    def wait_for_language(self, lang: str) -> None:
-        if self.language_builds is not None:
-            self.language_builds.wait_for(lang)
-
-    def preview(self, previews) -> None:
-        """Before a rebuild: render the pages of what was saved since the last one, here and in
-        each language's process (termbase/site/preview.py)."""
+    def serve_problems(self) -> list:
+        """Under `mkdocs serve`, before each rebuild (in serve.py's thread): what is wrong with the
+        sources, for every language's pages: the check's problems, a notebook that fails, code
+        changed since the server started. The notebooks and code blocks run here first, once, so
+        that the languages' processes find them in the cache."""
         project = self.build.project
-        now = preview.sources(project)
-        edited = preview.changed(self.sources_before, now) if self.sources_before is not None else []
-        if not edited or self.last_config is None:
-            return  # nothing saved, or the last rebuild failed (MkDocs holds every request until one succeeds)
-        langs = preview.languages_of(edited, project)
-        if self.language_builds is not None:
-            self.language_builds.preview(edited, langs)
-        if self.build.lang in langs:
-            previews.add(self.build.lang, preview.render(self, self.last_config, edited))
+        stale = self.code.stale() if self.code is not None else None
+        report = source_check.run(project, entry=source_check.inputs(project, self.build.site_dir))
+        for note in report.notes:
+            log.info("termbase: %s", note)
+        for problem in report:
+            log.warning(str(problem))
+        found = list(report) + ([problems.Note(stale)] if stale else [])
+        try:
+            run_all(project, Cache(project.cache_dir))
+        except NotebookError as exc:
+            log.warning("termbase: %s", exc)
+            found.append(problems.Note(str(exc)))
+        if self.runner is not None:
+            for message in verify.verify(TermBase(project), self.runner).values():
+                log.warning("termbase: %s", message)
+        return found
 
     def on_shutdown(self):
+        if self.site is not None:
+            self.site.close()
+            self.site = None
         if self.language_builds is not None:
             self.language_builds.close()
             self.language_builds = None
@@ -155,15 +153,10 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build = self.build
         project, base = build.project, build.base
         cache = Cache(project.cache_dir)
-        if build.main and self.background and self.language_builds is not None:
-            # The last rebuild's languages may still be writing: this build cleans the folder.
-            self.language_builds.wait()
         if build.main:
             if self.serving and self.code is None:
                 self.code = watch.Code(project)
             stale = self.code.stale() if self.serving else None
-            if self.command == "serve":  # what the next rebuild's previews compare with
-                self.sources_before = preview.sources(project)
             report = source_check.run(project, entry=self._inputs(config))
             for note in report.notes:
                 log.info("termbase: %s", note)
@@ -203,7 +196,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         if build.main and project.other_languages and self.language_builds is None:
             # Started once; a child that dies or hangs is started again (termbase/site/supervisor.py).
             self.language_builds = Supervisor(project.other_languages, language_process.spawner(config),
-                                              project.language_timeout, listener=self.previews,
+                                              project.language_timeout,
                                               on_failed=self._language_failed if self.serving else None)
 
     def _language_failed(self, lang: str, message: str) -> None:
@@ -326,7 +319,6 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
 
     def on_post_build(self, config):
         build = self.build
-        self.last_config = config
         if build.page_cache is not None:
             if build.page_cache.reused:
                 log.info("termbase: %s: the additions to %d page(s) reused, made from the same inputs before",
@@ -338,7 +330,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         for url, files in build.downloads.items():
             downloads.write(config.site_dir, url, files)
         search_names.write(config.site_dir, build.base, build.lang)
-        if self.build.main and self.language_builds is not None and not self.background:
+        if self.build.main and self.language_builds is not None:
             # MkDocs says "Documentation built" only once every language is: say this one is.
             log.info("termbase: the %s site is written; waiting for %s", build.lang,
                      ", ".join(self.language_builds.languages))
@@ -348,7 +340,6 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
 
     def on_build_error(self, error):
         build = self.build
-        self.last_config = None  # no previews from a build that failed
         if build is not None:
             build.page_cache = None
         if build is None or not build.main:

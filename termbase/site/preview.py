@@ -1,13 +1,15 @@
-"""Under `mkdocs serve`, the page a contributor edited, rendered before the whole site rebuilds.
+"""Under `mkdocs serve`, the page a contributor edited, rendered before its language rebuilds.
 
-A save makes MkDocs rebuild every page of every language (about 16 s at the real site's size,
-benchmarks/RESULTS.md), most of which a contributor never looks at. So before that rebuild,
-each build process renders only the pages the saved files are the source of, against the
-state its last good build left (files, navigation, theme), and the server shows those pages
-until the rebuild has written the real ones (termbase/site/serve.py). A saved page gives its
-own page; a saved term record gives its entry's page in every language, rendered from the
-record as saved. Nothing here is written to disk, and the full rebuild (with the check before
-it) still runs and replaces every preview: a preview that fails is simply not shown.
+A save makes every language rebuild, each in its process (termbase/site/serve.py), which takes
+seconds at the real site's size (benchmarks/RESULTS.md), most of it pages the contributor is not
+looking at. So first each language's process renders only the pages the saved files are the
+source of, against the state its last good build left (files, navigation, theme), and writes
+them into the served folder, where MkDocs serves them at once; the rebuild (with the check
+before it) then publishes every page, these included (termbase/site/publish.py). A saved page
+gives its own page; a saved term record gives its entry's page in every language, rendered
+from the record as saved. A preview that fails is simply not written: the rebuild shows the page.
+Everything here goes through MkDocs' public API (the page's `read_source` and `render`, the
+plugins' page events, `get_context`, the theme's Jinja environment).
 """
 
 from __future__ import annotations
@@ -26,22 +28,6 @@ from termbase.site.tooltips import Tooltips
 log = logging.getLogger("mkdocs.plugins.termbase")
 
 from mkdocs.commands.build import get_context
-
-
-def sources(project) -> dict[str, int]:
-    """What a preview can come from, with its modification time: pages and term records."""
-    found = {}
-    for folder, pattern in ((project.docs, "**/*.md"), (project.terms_dir, "*.yml")):
-        for path in folder.glob(pattern):
-            try:
-                found[str(path)] = path.stat().st_mtime_ns
-            except OSError:
-                continue
-    return found
-
-
-def changed(before: dict[str, int], now: dict[str, int]) -> list[str]:
-    return sorted(path for path, mtime in now.items() if before.get(path) != mtime)
 
 
 def _records(paths: list[str], project) -> set[str]:
@@ -67,12 +53,12 @@ class _Quiet(logging.Filter):
         return record.thread != threading.get_ident()
 
 
-def render(plugin, config, paths: list[str]) -> dict[str, str]:
-    """{page url: HTML} for this build's pages that `paths` are sources of, rendered against the
-    last good build of this language (`config` is that build's configuration)."""
+def render(plugin, config, paths: list[str]) -> list[tuple[str, str, str]]:
+    """(page url, file written, HTML) for this build's pages that `paths` are sources of, rendered
+    against the last good build of this language (`config` is that build's configuration)."""
     build = plugin.build
     if build is None or build.files is None or build.env is None:
-        return {}
+        return []
     quiet = _Quiet()
     handlers = {h for name in ("", "mkdocs") for h in logging.getLogger(name).handlers}
     for handler in handlers:
@@ -89,7 +75,7 @@ def render(plugin, config, paths: list[str]) -> dict[str, str]:
             plugin.build = dataclasses.replace(
                 build, base=base, machine_pages={}, downloads={}, tooltips=Tooltips(base, build.lang),
                 pages=Pages(base, build.lang, build.pages.status, build.pages.home, build.failed_blocks))
-        return {page.url: _page(page, config, build) for page in targets}
+        return [(page.url, page.file.dest_uri, _page(page, config, build)) for page in targets]
     except Exception as exc:  # noqa: BLE001 - the rebuild that follows also reports it, with its place
         failed = exc
     finally:
@@ -97,7 +83,7 @@ def render(plugin, config, paths: list[str]) -> dict[str, str]:
         for handler in handlers:
             handler.removeFilter(quiet)
     log.warning("termbase: no preview of %s (%r); the rebuild shows the page", ", ".join(paths), failed)
-    return {}
+    return []
 
 
 def _page(page, config, build) -> str:

@@ -95,12 +95,13 @@ class Problems:
         return bool(self.problems or self.failed_blocks)
 
     def _pages_of(self, shown: str, embedded: dict) -> set[str]:
-        if shown.startswith("docs/") and shown.endswith(".md"):
+        docs = self.base.project.shown(self.base.project.docs)  # mkdocs.yml's docs_dir
+        if shown.startswith(docs + "/") and shown.endswith(".md"):
             return {shown}
         parts = shown.split("/")
         if shown.endswith(".yml") and "terms" in parts[:-1]:
             slug = parts[-1][:-len(".yml")]
-            return {f"docs/glossary/{slug}.{lang}.md" for lang in self.base.languages}
+            return {f"{docs}/glossary/{slug}.{lang}.md" for lang in self.base.languages}
         module = None
         if shown.startswith("snippets/") and shown.endswith(".py"):
             module = shown
@@ -178,7 +179,7 @@ def failure_pages(base: TermBase, site_dir: str, lang: str, message: str) -> lis
     body = (f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'</head><body><h1>{html.escape(title)}</h1><pre class="termbase-problems">{html.escape(message)}</pre>'
             "</body></html>\n").encode("utf-8")
-    root = Path(site_dir) / lang
+    root = Path(site_dir) if lang == base.default_language else Path(site_dir) / lang
     written = []
     docs = base.project.docs
     for path in sorted(docs.rglob(f"*.{lang}.md")):
@@ -193,5 +194,5 @@ def failure_pages(base: TermBase, site_dir: str, lang: str, message: str) -> lis
     for target in written:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
-    log.warning("termbase: %s shows the failure on its %d page(s) until it builds again", f"/{lang}/", len(written))
+    log.warning("termbase: the %s site shows the failure on its %d page(s) until it builds again", lang, len(written))
     return written

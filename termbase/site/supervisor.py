@@ -12,6 +12,9 @@ child still building at its deadline is killed. Nothing is ever dropped:
 - every failure is returned by `wait()`, named by language (`mkdocs build` fails with it), and
   reported as it happens to `on_failed` (under `mkdocs serve`: a warning in the terminal and the
   failure on that language's pages, termbase/site/problems.py) and logged at warning level.
+Under `mkdocs serve` a build may be asked for while the last one is still running: it is kept
+and sent when that one ends (only the latest: it reads the sources as they are then), and the
+`listener` (termbase/site/serve.py) hears of each build that ended and each preview written.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Worker:
         self.changed = threading.Condition()
         self.busy = False  # a build was asked for and is not answered yet
         self.request: dict | None = None
+        self.next: dict | None = None  # asked for while busy: sent when the build under way ends
         self.retried = False
         self.killed = False  # at the deadline, by the supervisor
         self.timer: threading.Timer | None = None
@@ -51,13 +55,28 @@ class Worker:
 
     def ask(self, request: dict) -> None:
         with self.changed:
+            if self.busy:
+                self.next = request
+                return
+            self._begin(request)
+
+    def _begin(self, request: dict) -> None:
+        if not self.process.is_alive():
+            log.warning("termbase: the %s build process had ended (exit code %s); starting a new one",
+                        self.lang, self.process.exitcode)
+            self._spawn()
+        self.busy, self.request, self.retried = True, request, False
+        self._arm()
+        self._send(request)
+
+    def preview(self, request: dict) -> bool:
+        """Ask for previews (answered ahead of any build asked for later); False if the child is
+        building now (it answers when that build ends) or gone (the next build starts a new one)."""
+        with self.changed:
             if not self.process.is_alive():
-                log.warning("termbase: the %s build process had ended (exit code %s); starting a new one",
-                            self.lang, self.process.exitcode)
-                self._spawn()
-            self.busy, self.request, self.retried = True, request, False
-            self._arm()
+                return False
             self._send(request)
+            return not self.busy
 
     def _send(self, request) -> None:
         try:
@@ -90,7 +109,7 @@ class Worker:
             if answer is not None and answer[0] == "preview":  # pages ahead of a rebuild, not a build
                 listener = self.supervisor.listener
                 if listener is not None:
-                    listener.add(self.lang, answer[1])
+                    listener.previewed(self.lang, answer[1])
                 continue
             if answer is None:
                 process.join(timeout=5)
@@ -118,10 +137,14 @@ class Worker:
                     outcome = answer
                 if self.timer is not None:
                     self.timer.cancel()
-            self.supervisor.settled_one(self.lang, outcome)  # before anyone waiting hears of it
+            self.supervisor.settled_one(self.lang, outcome, self.request)  # before anyone waiting hears of it
             with self.changed:
-                self.busy = False
                 self.answers.append(outcome)
+                following, self.next = self.next, None
+                if following is not None and not self.closing:
+                    self._begin(following)
+                else:
+                    self.busy = False
                 self.changed.notify_all()
             if answer is None:
                 return
@@ -143,12 +166,24 @@ class Supervisor:
         self.on_failed = on_failed
         self.workers = [Worker(lang, self) for lang in languages]
 
+    def add(self, lang: str) -> None:
+        """Supervise one more language (under `mkdocs serve`: the default one, which MkDocs'
+        process built first and a child of its own rebuilds)."""
+        if lang not in self.languages:
+            self.workers.append(Worker(lang, self))
+
     def start(self, requests: Callable[[str], dict]) -> None:
         """Ask every language to build (`requests(lang)`: its request)."""
         for worker in self.workers:
             worker.ask(requests(worker.lang))
 
-    def settled_one(self, lang: str, outcome) -> None:
+    def ask(self, lang: str, request: dict) -> None:
+        """Ask one language to build."""
+        for worker in self.workers:
+            if worker.lang == lang:
+                worker.ask(request)
+
+    def settled_one(self, lang: str, outcome, request: dict | None = None) -> None:
         status, message = outcome
         if status != "ok":
             log.warning("termbase: the %s site failed to build: %s", lang, message)
@@ -158,7 +193,7 @@ class Supervisor:
                 except Exception as exc:  # noqa: BLE001 - the terminal still says it
                     log.warning("termbase: could not show the %s failure on its pages: %s", lang, exc)
         if self.listener is not None:
-            self.listener.built(lang)
+            self.listener.built(lang, outcome, request)
 
     def wait(self) -> list[str]:
         """Wait for every build asked for (each ends by its deadline); one line per language that
@@ -176,20 +211,14 @@ class Supervisor:
                 failed.append(f"the {worker.lang} site failed to build: {failures[-1]}")
         return failed
 
-    def preview(self, paths: list[str], langs: set[str]) -> None:
-        """Ask the children of `langs` for the pages of `paths` ahead of their rebuild."""
-        for worker in self.workers:
-            if worker.lang in langs:
-                worker._send({"preview": paths})
+    def preview(self, requests: dict[str, dict]) -> set[str]:
+        """Ask each language of `requests` for its previews, ahead of any build asked for later;
+        the languages that answer now (the others: when the build under way ends)."""
+        return {worker.lang for worker in self.workers if worker.lang in requests
+                and worker.preview(requests[worker.lang])}
 
     def settled(self, lang: str) -> bool:
         return all(not worker.busy for worker in self.workers if worker.lang == lang)
-
-    def wait_for(self, lang: str) -> None:
-        """Hold until `lang`'s build has ended (by its deadline at the latest)."""
-        for worker in self.workers:
-            if worker.lang == lang:
-                worker.wait(self.timeout + GRACE)
 
     @property
     def languages(self) -> list[str]:
@@ -199,6 +228,7 @@ class Supervisor:
         for worker in self.workers:
             with worker.changed:
                 worker.closing = True
+                worker.next = None
             if worker.timer is not None:
                 worker.timer.cancel()
             worker._send(None)

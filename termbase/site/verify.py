@@ -23,7 +23,7 @@ def page_blocks(base: TermBase) -> dict[tuple[str, ...], list[str]]:
     found: dict[tuple[str, ...], list[str]] = {}
     for slug, term in base.terms.items():
         for refs in term.get("code") or []:
-            pages = [f"docs/glossary/{slug}.{lang}.md" for lang in base.languages]
+            pages = [project.shown(project.docs / "glossary" / f"{slug}.{lang}.md") for lang in base.languages]
             found.setdefault(tuple(refs), []).extend(pages)
     for path in sorted(project.docs.rglob("*.md")):
         if page_lang(path.relative_to(project.docs).as_posix(), base.languages) is None:

@@ -16,8 +16,8 @@ from termbase.site.supervisor import Supervisor
 class FakeProcess:
     """A child as the supervisor sees it: a thread at the other end of a real pipe."""
 
-    def __init__(self, behaviour: str, conn):
-        self.behaviour, self.conn = behaviour, conn
+    def __init__(self, behaviour: str, conn, gate: threading.Event | None = None):
+        self.behaviour, self.conn, self.gate = behaviour, conn, gate
         self.exitcode = None
         self.requests: list = []
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -32,7 +32,10 @@ class FakeProcess:
                 self.exitcode = 0
                 break
             self.requests.append(request)
-            if self.behaviour == "ok":
+            if self.behaviour == "gated":  # answers once the test opens the gate
+                self.gate.wait(10)
+                self.conn.send(("ok", None))
+            elif self.behaviour == "ok":
                 self.conn.send(("ok", None))
             elif self.behaviour == "fails":
                 self.conn.send(("failed", "docs/index.da.md:3: broken"))
@@ -55,14 +58,15 @@ class FakeProcess:
 class Children:
     """start_child for the supervisor: each language's children behave as listed, in turn."""
 
-    def __init__(self, **plans):
+    def __init__(self, gate=None, **plans):
+        self.gate = gate
         self.plans = {lang: list(plan) for lang, plan in plans.items()}
         self.started: dict[str, list[FakeProcess]] = {}
 
     def __call__(self, lang):
         parent, child = multiprocessing.Pipe()
         plan = self.plans[lang]
-        process = FakeProcess(plan.pop(0) if len(plan) > 1 else plan[0], child)
+        process = FakeProcess(plan.pop(0) if len(plan) > 1 else plan[0], child, self.gate)
         self.started.setdefault(lang, []).append(process)
         return process, parent
 
@@ -157,3 +161,35 @@ def test_under_serve_a_failed_language_shows_the_failure_on_its_pages_never_a_40
     assert "Español: no se pudo generar el sitio en este idioma" in entry and "within 900 s" in entry
     assert (tmp_path / "es" / "index.html").is_file() and (tmp_path / "es" / "404.html") in written
     assert not (tmp_path / "da").exists() and not (tmp_path / "glossary").exists(), "only that language's pages"
+
+
+def test_under_serve_a_build_asked_for_while_one_runs_follows_it_and_only_the_latest(failures):
+    """Saves made while a language builds: its next build reads them all, once."""
+    gate = threading.Event()
+    built = []
+
+    class Listener:
+        def built(self, lang, outcome, request):
+            built.append((lang, request["change"]))
+
+    children = Children(gate=gate, es=["ok"], da=["gated"])
+    supervisor = Supervisor(["es", "da"], children, 5.0, listener=Listener())
+    supervisor.ask("da", {"change": 1})
+    supervisor.ask("da", {"change": 2})  # while the first runs: kept
+    supervisor.ask("da", {"change": 3})  # replaces it
+    assert not supervisor.settled("da")
+    gate.set()
+    assert supervisor.wait() == []
+    assert children.started["da"][0].requests == [{"change": 1}, {"change": 3}]
+    assert built == [("da", 1), ("da", 3)] and supervisor.settled("da")
+    supervisor.close()
+
+
+def test_the_default_language_failing_under_serve_shows_at_the_site_root(tmp_path):
+    from termbase.core.model import TermBase
+    from termbase.site.problems import failure_pages
+    from tests.site.sitetools import PROJECT
+
+    failure_pages(TermBase(PROJECT), str(tmp_path), "en", "its process ended (exit code -9)")
+    assert "exit code -9" in (tmp_path / "glossary" / "softmax" / "index.html").read_text(encoding="utf-8")
+    assert (tmp_path / "404.html").is_file() and not (tmp_path / "en").exists()
