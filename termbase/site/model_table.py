@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from termbase.core.check.records import MODEL_COLUMNS as COLUMNS, MODEL_GROUPS as GROUPS
+from termbase.core.check.models import MODEL_COLUMNS as COLUMNS, MODEL_GROUPS as GROUPS
 from termbase.core.model import TermBase, read_yaml
 
 

@@ -39,16 +39,16 @@ class Report(list):
 def run(project: Project, *, spelling: bool = True) -> Report:
     """Every problem of the project's sources. `spelling=False` skips hunspell (tests of
     other rules; the command, the build and CI always spell-check)."""
-    from termbase.core.check import claims, language, notebooks, pages, records, snippets
+    from termbase.core.check import claims, language, models, notebooks, pages, records, snippets
 
     report = Report(project)
     base = TermBase(project)
     if not records.check_data(base, report):
         return report  # without readable interface strings nothing else can be named
     records.check_records(base, report)
-    records.check_models(base, report)
-    records.check_config_keys(base, report)
-    records.check_model_configs(base, report)
+    models.check_models(base, report)
+    models.check_config_keys(base, report)
+    models.check_model_configs(base, report)
     snippets.check_modules(project, report)
     notebooks.check_notebooks(project, report)
     page_texts = pages.check_pages(base, report)
