@@ -357,13 +357,14 @@ def test_the_cache_is_what_the_module_actually_keeps():
     assert sizes["MHA"] == 2 * 3 * 8 * 8
 
 
-def _flops(form, mla, length, source):
+def _flops(form, mla, length, source, device="cpu"):
     """FLOPs of one call of `form` for `length` queries over `source` cached
-    tokens (B = 1), on SDPA's math backend, as FlopCounterMode counts them."""
-    x = torch.zeros(1, length, mla.w_q.in_features)
-    c_kv = torch.zeros(1, source, mla.d_c)
-    k_r = torch.zeros(1, source, mla.d_r)
-    pos = torch.arange(source - length, source)
+    tokens (B = 1), on SDPA's math backend, as FlopCounterMode counts them
+    (from the shapes, so a module on the meta device counts the same)."""
+    x = torch.zeros(1, length, mla.w_q.in_features, device=device)
+    c_kv = torch.zeros(1, source, mla.d_c, device=device)
+    k_r = torch.zeros(1, source, mla.d_r, device=device)
+    pos = torch.arange(source - length, source, device=device)
     with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as count:
         getattr(mla, form)(x, c_kv, k_r, pos)
     return count.get_total_flops()
@@ -384,3 +385,37 @@ def test_multiply_adds_per_cached_token_at_deepseek_v2_widths(length):
     assert extra["naive"] == 2 * (512 * 32_768 + length * 40_960)
     assert extra["absorbed"] == 2 * length * 139_264
     assert 139_264 / 40_960 == pytest.approx(3.4)
+
+
+def _deepseek_v2_on_meta():
+    with torch.device("meta"):
+        return MultiHeadLatentAttention(16, 128, 128, 512, 64)
+
+
+def test_absorbed_form_pays_the_up_projections_once_per_query():
+    """The absorbed form's own cost, counted: one more query costs it, beyond
+    what it costs the naive form, the dearer pairs (98,304 more multiply-adds
+    per cached token) plus W_UK and W_UV, 2 h d_k d_c multiply-adds, exactly
+    as large as expanding one cached token in the naive form."""
+    mla, source = _deepseek_v2_on_meta(), 9
+    per_query = {form: _flops(form, mla, 2, source, "meta")
+                 - _flops(form, mla, 1, source, "meta")
+                 for form in ("naive", "absorbed")}
+    gap = per_query["absorbed"] - per_query["naive"]
+    assert gap == 2 * (source * (139_264 - 40_960) + 2 * 128 * 128 * 512)
+    assert 2 * 128 * 128 * 512 == 512 * 32_768 == 16_777_216
+
+
+@pytest.mark.parametrize("queries", [170, 171])
+def test_the_naive_form_is_cheaper_per_cached_token_from_171_queries(queries):
+    """The page's break-even, counted: for a chunk of Q queries, one more
+    cached token costs the naive form 16,777,216 + 40,960 Q multiply-adds and
+    the absorbed form 139,264 Q; the naive form is the cheaper from Q = 171."""
+    mla, source = _deepseek_v2_on_meta(), 1024
+    per_token = {form: _flops(form, mla, queries, source + 1, "meta")
+                 - _flops(form, mla, queries, source, "meta")
+                 for form in ("naive", "absorbed")}
+    assert per_token["naive"] == 2 * (16_777_216 + queries * 40_960)
+    assert per_token["absorbed"] == 2 * queries * 139_264
+    assert (per_token["naive"] < per_token["absorbed"]) == (queries >= 171)
+    assert 16_777_216 / 98_304 == pytest.approx(170.67, abs=0.01)
