@@ -92,10 +92,12 @@ def test_block_mask_tiles_hold_exactly_the_selected_blocks(layer):
 
 
 def reference_nsa(nsa, x):
-    """NSA written out query by query and head by head, from the paper's
-    equations: compressed keys phi(k[i*d : i*d + l]), weights p_cmp, their
-    sums over overlapping selection blocks and over a GQA group, block 0 and
-    the two local blocks forced, top-n, a window of w keys, sigmoid gates."""
+    """NSA written out query by query and head by head, from the equations
+    on this page (the overlap rule, not the paper's eq. (9)): compressed
+    keys phi(k[i*d : i*d + l]), weights p_cmp, their sums over the
+    compressed blocks that overlap a selection block and over a GQA group,
+    block 0 and the two local blocks forced, top-n, a window of w keys,
+    sigmoid gates."""
     W = nsa.wkv.weight.view(6, G, D_K, D_MODEL)
     kv = torch.einsum("bgcm,tm->bgtc", W, x)  # (6, G, T, d_k)
     q = (x @ nsa.wq.weight.T).view(T, H, D_K)
@@ -259,3 +261,51 @@ def test_moba_as_a_block_mask(layer):
                                    T, device="cpu", BLOCK_SIZE=8)
     sb.assert_close(eager_flex(q[None], k[None], v[None], block_mask)[0],
                     moba_naive(q, k, v, 8, 2))
+
+
+def overlap_rule(C, N, block, stride, sel_block):
+    """This page's rule as a (C, N) matrix: compressed block c, keys
+    c*stride .. c*stride + block - 1, counts once for every selection block
+    J, keys J*sel_block .. (J + 1)*sel_block - 1, that it overlaps."""
+    W = torch.zeros(C, N)
+    for c in range(C):
+        for J in range(N):
+            lo, hi = c * stride, c * stride + block - 1
+            if lo <= (J + 1) * sel_block - 1 and hi >= J * sel_block:
+                W[c, J] = 1
+    return W
+
+
+def equation_9(C, N, block, stride, sel_block):
+    """The paper's eq. (9), transcribed with indices from 0 (l = block,
+    d = stride, l' = sel_block): p_slc[j] = sum over m < l'/d and n < l/d
+    of p_cmp[l'/d * j - m - n], indices outside 0 .. C - 1 dropped."""
+    W = torch.zeros(C, N)
+    for j in range(N):
+        for m in range(sel_block // stride):
+            for n in range(block // stride):
+                c = sel_block // stride * j - m - n
+                if 0 <= c < C:
+                    W[c, j] += 1
+    return W
+
+
+@pytest.mark.parametrize("block, stride, sel_block",
+                         [(4, 4, 4), (64, 64, 64), (4, 2, 4), (32, 16, 64)])
+def test_the_overlap_rule_is_equation_9_only_when_l_d_and_b_are_equal(
+        block, stride, sel_block):
+    """The page's overlap rule and the paper's eq. (9) weigh the same
+    compressed scores only when l = d = b; with the paper's 32/16/64, eq. (9)
+    takes compressed blocks 4j-4 .. 4j with multiplicities 1, 2, 2, 2, 1,
+    the overlap rule blocks 4j-1 .. 4j+3 once each."""
+    C, N = 40, 10
+    ours = overlap_rule(C, N, block, stride, sel_block)
+    paper = equation_9(C, N, block, stride, sel_block)
+    same = block == stride == sel_block
+    assert torch.equal(ours, paper) == same
+    if (block, stride, sel_block) == (32, 16, 64):
+        j = 5
+        assert paper[:, j].nonzero().flatten().tolist() == [16, 17, 18, 19, 20]
+        assert paper[16:21, j].tolist() == [1, 2, 2, 2, 1]
+        assert ours[:, j].nonzero().flatten().tolist() == [19, 20, 21, 22, 23]
+        assert ours[19:24, j].tolist() == [1, 1, 1, 1, 1]

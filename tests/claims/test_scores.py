@@ -28,6 +28,33 @@ def test_a_sparse_boolean_mask_saves_no_flops_on_the_math_backend():
     assert counts["none"] == counts["sparse"] == 2 * 2 * B * h * T * T * d
 
 
+@claim("sdpa-cpu-masked-scores-computed")
+def test_both_cpu_backends_compute_the_scores_a_boolean_mask_hides():
+    """On the CPU (2.13), the math backend and the CPU flash kernel both compute the scores of the
+    keys a boolean mask hides: a NaN planted in the hidden keys, here the first 1024 of 2048 (many
+    tiles of the flash kernel, hidden from every query), reaches every output. A kernel that
+    skipped hidden keys or tiles would return finite rows equal to the run without the NaN."""
+    B, h, L, S, d = 1, 2, 64, 2048, 16
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(B, h, L, d, generator=gen)
+    k, v = torch.randn(2, B, h, S, d, generator=gen).unbind(0)
+    mask = torch.zeros(L, S, dtype=torch.bool)
+    mask[:, S // 2 :] = True  # every query sees the second half only
+    poisoned = k.clone()
+    poisoned[:, :, : S // 2] = float("nan")
+    for backend in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION):
+        with sdpa_kernel(backend):
+            clean = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            out = F.scaled_dot_product_attention(q, poisoned, v, attn_mask=mask)
+        assert torch.isfinite(clean).all(), backend
+        assert torch.isnan(out).all(), backend
+    # The 2-D mask sends the default path to the CPU flash kernel.
+    with torch.profiler.profile() as prof:
+        F.scaled_dot_product_attention(q, poisoned, v, attn_mask=mask)
+    names = {event.key for event in prof.key_averages()}
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in names
+
+
 @claim("rmsnorm-formula")
 def test_rmsnorm_is_x_over_root_mean_square_times_weight():
     """nn.RMSNorm(d, eps) computes x / sqrt(mean(x^2, last axis) + eps) * weight, weight starting

@@ -374,3 +374,60 @@ def test_flash_attention_impl_registry():
     with pytest.raises(ValueError, match="Unknown flash attention impl"):
         attention.activate_flash_attention_impl("FA2")
     assert attention.current_flash_attention_impl() is None
+
+
+@claim("flash-attention-fa4-activation")
+def test_fa4_activation_registers_cuda_kernels_only(monkeypatch):
+    """torch 2.13: FA4 loads its kernels from flash_attn.cute.interface (FA3 from
+    flash_attn_interface) and registers them for CUDA only. With a stand-in module exposing
+    the two kernel functions, FA4 becomes the active implementation and SDPA on the CPU gives
+    bit for bit the same result and never calls them; a module without them is refused."""
+    import inspect
+    import sys
+    import types
+
+    import torch.nn.attention as attention
+    from torch.nn.attention import _fa3, _fa4
+
+    assert inspect.signature(_fa4.register_flash_attention_fa4).parameters[
+        "module_path"].default == "flash_attn.cute.interface"
+    assert inspect.signature(_fa3.register_flash_attention_fa3).parameters[
+        "module_path"].default == "flash_attn_interface"
+
+    calls = []
+
+    def kernel(*args, **kwargs):
+        calls.append(args)
+        raise AssertionError("an FA4 kernel ran on the CPU")
+
+    interface = types.ModuleType("flash_attn.cute.interface")
+    interface._flash_attn_fwd = interface._flash_attn_bwd = kernel
+    monkeypatch.setitem(sys.modules, "flash_attn", types.ModuleType("flash_attn"))
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", types.ModuleType("flash_attn.cute"))
+    monkeypatch.setitem(sys.modules, "flash_attn.cute.interface", interface)
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(3, 1, 2, 8, 16, generator=gen).unbind(0)
+    before = {b: None for b in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION)}
+    for backend in before:
+        with sdpa_kernel(backend):
+            before[backend] = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    try:
+        attention.activate_flash_attention_impl("FA4")
+        assert attention.current_flash_attention_impl() == "FA4"
+        for backend, out in before.items():
+            with sdpa_kernel(backend):
+                again = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            assert torch.equal(again, out)
+        assert calls == []
+    finally:
+        attention.restore_flash_attention_impl()
+        _fa4._fa4_import_module.cache_clear()
+    assert attention.current_flash_attention_impl() is None
+    empty = types.ModuleType("flash_attn.cute.interface")
+    monkeypatch.setitem(sys.modules, "flash_attn.cute.interface", empty)
+    try:
+        with pytest.raises(RuntimeError, match="does not expose FA4 kernels"):
+            attention.activate_flash_attention_impl("FA4")
+    finally:
+        _fa4._fa4_import_module.cache_clear()
+    assert attention.current_flash_attention_impl() is None
