@@ -32,7 +32,7 @@
 # # Afkodning med en KV-cache
 #
 # En decoder genererer tekst ét token ad gangen, og hvert nyt token beregner attention over alle
-# tokens før det. Denne notebook kører ét kausalt self-attention-lag, sådan som en decoder gør: en
+# tokens før det. Denne notebook kører ét kausalt self-attention-lag, sådan som en decoder gør: et
 # prefill over prompten og derefter afkodningstrin med ét token hver, med en KV-cache, der gemmer
 # de nøgler og værdier, der er beregnet indtil nu. Den udskriver cachen efter hvert trin, tegner
 # attention for hvert genereret token, måler tiden for et trin med cache og for en genberegning af
