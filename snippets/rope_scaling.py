@@ -1,6 +1,10 @@
 """RoPE scaling: the frequencies of linear (position interpolation), NTK,
 dynamic NTK, YaRN, Llama 3.1 and LongRoPE scaling, read from a
-`rope_parameters` dict as Hugging Face Transformers writes it."""
+`rope_parameters` dict as Hugging Face Transformers writes it.
+
+"ntk" (static NTK-aware scaling) is this module's own name: Transformers
+has no such rope_type; its "dynamic" type uses the same base with a factor
+that grows with the sequence length."""
 
 BLOCKS = {
     "demo": [
@@ -62,6 +66,7 @@ def scaled_frequencies(head_dim, rope, seq_len=None):
         seq_len = max(seq_len or original, original)
         factor = factor * seq_len / original - (factor - 1)
         kind = "ntk"
+    # "ntk": static NTK-aware, this code's name; not a Transformers type
     if kind == "ntk":  # a larger base: pair 0 kept, the last one / factor
         theta = theta * factor ** (head_dim / (head_dim - 2))
         return rope_frequencies(head_dim, theta), 1.0
@@ -109,7 +114,7 @@ if __name__ == "__main__":
     head_dim, theta = 128, 500000.0
     configs = {
         "linear": {"rope_type": "linear", "factor": 8.0},
-        "ntk": {"rope_type": "ntk", "factor": 8.0},
+        "ntk": {"rope_type": "ntk", "factor": 8.0},  # not in Transformers
         "yarn": {"rope_type": "yarn", "factor": 8.0,
                  "original_max_position_embeddings": 8192,
                  "beta_fast": 32.0, "beta_slow": 1.0},

@@ -75,10 +75,10 @@
 # model is cheaper to serve. Llama 3 8B was trained with 8192 positions; its curve beyond that is
 # what its shapes would cost.
 #
-# At 32,768 tokens, each new token adds 128 KiB to Llama 3 8B's cache, 68.62 KiB to DeepSeek-V3's,
-# 80 KiB to Gemma 3's (only its global layers still grow) and 24 KiB to Qwen3-Next's. At 1024
-# tokens Gemma 3 holds the most, because every one of its layers has 16 KV heads and the window is
-# not yet full. Past 1024 tokens its local layers stop growing, and from 8875 tokens on Llama 3 8B
+# At 32,768 tokens, each new token adds 128 KiB to Llama 3 8B's cache, 68.625 KiB (70,272 bytes) to
+# DeepSeek-V3's, 80 KiB to Gemma 3's (only its global layers still grow) and 24 KiB to
+# Qwen3-Next's. At 1024 tokens Gemma 3 holds the most, because each of its 62 layers caches 16 KV
+# heads and, up to 1024 tokens, even the local layers hold every token. Past 1024 tokens its local layers stop growing, and from 8875 tokens on Llama 3 8B
 # holds more. Qwen3-Next starts with about 74 MiB of state that does not grow and holds the least
 # from 1704 tokens on: at 131,072 tokens, 3.07 GiB against 16 GiB for Llama 3 8B.
 
@@ -106,10 +106,11 @@
 # barato de servir. Llama 3 8B se entrenó con 8192 posiciones; más allá, su curva es lo que
 # costarían sus dimensiones.
 #
-# Con 32 768 tokens, cada token nuevo añade 128 KiB a la caché de Llama 3 8B, 68,62 KiB a la de
-# DeepSeek-V3, 80 KiB a la de Gemma 3 (solo crecen ya sus capas globales) y 24 KiB a la de
-# Qwen3-Next. Con 1024 tokens, Gemma 3 es el que más guarda, porque todas sus capas tienen 16 cabezas
-# KV y la ventana aún no está llena. Pasados 1024 tokens, sus capas locales dejan de crecer, y a
+# Con 32 768 tokens, cada token nuevo añade 128 KiB a la caché de Llama 3 8B, 68,625 KiB
+# (70 272 bytes) a la de DeepSeek-V3, 80 KiB a la de Gemma 3 (solo crecen ya sus capas globales) y
+# 24 KiB a la de Qwen3-Next. Con 1024 tokens, Gemma 3 es el que más guarda, porque cada una de sus 62
+# capas guarda 16 cabezas KV y, hasta los 1024 tokens, también las capas locales conservan todos los
+# tokens. Pasados 1024 tokens, sus capas locales dejan de crecer, y a
 # partir de 8875 tokens Llama 3 8B pasa a guardar más. Qwen3-Next parte de unos 74 MiB de estado que
 # no crece y es el que menos guarda a partir de 1704 tokens: con 131 072 tokens, 3,07 GiB frente a
 # 16 GiB en Llama 3 8B.
@@ -137,14 +138,15 @@
 # er billigst at køre. Llama 3 8B blev trænet med 8.192 positioner, og dens kurve ud over det er
 # det, målene ville koste.
 #
-# Ved 32.768 tokens lægger hvert nyt token 128 KiB til cachen i Llama 3 8B, 68,62 KiB i DeepSeek-V3,
-# 80 KiB i Gemma 3 (kun de globale lag vokser stadig) og 24 KiB i Qwen3-Next. Ved 1.024 tokens gemmer
-# Gemma 3 mest, fordi alle lagene har 16 KV-hoveder, og vinduet endnu ikke er fyldt. Efter 1.024
+# Ved 32.768 tokens lægger hvert nyt token 128 KiB til cachen i Llama 3 8B, 68,625 KiB
+# (70.272 bytes) i DeepSeek-V3, 80 KiB i Gemma 3 (kun de globale lag vokser stadig) og 24 KiB i
+# Qwen3-Next. Ved 1.024 tokens gemmer Gemma 3 mest, fordi hvert af de 62 lag cacher 16 KV-hoveder,
+# og op til 1.024 tokens gemmer selv de lokale lag alle tokens. Efter 1.024
 # tokens holder de lokale lag op med at vokse, og fra 8.875 tokens gemmer Llama 3 8B mere. Qwen3-Next
 # starter med omkring 74 MiB tilstand, som ikke vokser, og gemmer mindst fra 1.704 tokens: ved
 # 131.072 tokens 3,07 GiB mod 16 GiB i Llama 3 8B.
 
-# %% alt={"en": "Two charts. Left: the cache of one sequence per layer at 32,768 tokens, in MiB, against the layer number. Llama 3 8B: 128 MiB in each of 32 layers. DeepSeek-V3: 36 MiB in each of 61 layers. Gemma 3 27B: 8 MiB in the local layers and 256 MiB in every sixth, global, layer. Qwen3-Next: 64 MiB in every fourth layer and about 2 MiB in the others. Right: the whole cache in GiB against the number of tokens from 1024 to 131,072, both axes logarithmic. Gemma 3 starts highest at about 0.5 GiB and is overtaken by Llama 3 8B just above 8192 tokens; Llama 3 8B ends at 16 GiB, Gemma 3 at about 10 GiB, DeepSeek-V3 at about 8.6 GiB and Qwen3-Next, lowest from about 2000 tokens on, at about 3 GiB.", "es": "Dos gráficos. A la izquierda, la caché de una secuencia por capa con 32 768 tokens, en MiB, frente al número de capa. Llama 3 8B: 128 MiB en cada una de sus 32 capas. DeepSeek-V3: 36 MiB en cada una de sus 61 capas. Gemma 3 27B: 8 MiB en las capas locales y 256 MiB en una de cada seis, la global. Qwen3-Next: 64 MiB en una de cada cuatro capas y unos 2 MiB en las demás. A la derecha, la caché entera en GiB frente al número de tokens, de 1024 a 131 072, con los dos ejes en escala logarítmica. Gemma 3 empieza en lo más alto, con unos 0,5 GiB, y Llama 3 8B la supera poco después de 8192 tokens; al final, Llama 3 8B llega a 16 GiB, Gemma 3 a unos 10 GiB, DeepSeek-V3 a unos 8,6 GiB y Qwen3-Next, la más baja desde unos 2000 tokens, a unos 3 GiB.", "da": "To diagrammer. Til venstre cachen for én sekvens pr. lag ved 32.768 tokens i MiB som funktion af lagnummeret. Llama 3 8B: 128 MiB i hvert af 32 lag. DeepSeek-V3: 36 MiB i hvert af 61 lag. Gemma 3 27B: 8 MiB i de lokale lag og 256 MiB i hvert sjette lag, det globale. Qwen3-Next: 64 MiB i hvert fjerde lag og omkring 2 MiB i de øvrige. Til højre hele cachen i GiB som funktion af antallet af tokens fra 1.024 til 131.072, med logaritmiske akser. Gemma 3 starter højest med omkring 0,5 GiB og overhales af Llama 3 8B lidt efter 8.192 tokens. Til sidst når Llama 3 8B 16 GiB, Gemma 3 omkring 10 GiB, DeepSeek-V3 omkring 8,6 GiB og Qwen3-Next, der ligger lavest fra omkring 2.000 tokens, omkring 3 GiB."}
+# %% alt={"en": "Two charts. Left: the cache of one sequence per layer at 32,768 tokens, in MiB, against the layer number. Llama 3 8B: 128 MiB in each of 32 layers. DeepSeek-V3: 36 MiB in each of 61 layers. Gemma 3 27B: 8 MiB in the local layers and 256 MiB in every sixth, global, layer. Qwen3-Next: 64 MiB in every fourth layer and about 2 MiB in the others. Right: the whole cache in GiB against the number of tokens from 1024 to 131,072, both axes logarithmic. Gemma 3 starts highest at about 0.5 GiB and is overtaken by Llama 3 8B just above 8192 tokens; Llama 3 8B ends at 16 GiB, Gemma 3 at about 10 GiB, DeepSeek-V3 at about 8.6 GiB and Qwen3-Next, lowest from about 1700 tokens on, at about 3 GiB.", "es": "Dos gráficos. A la izquierda, la caché de una secuencia por capa con 32 768 tokens, en MiB, frente al número de capa. Llama 3 8B: 128 MiB en cada una de sus 32 capas. DeepSeek-V3: 36 MiB en cada una de sus 61 capas. Gemma 3 27B: 8 MiB en las capas locales y 256 MiB en una de cada seis, la global. Qwen3-Next: 64 MiB en una de cada cuatro capas y unos 2 MiB en las demás. A la derecha, la caché entera en GiB frente al número de tokens, de 1024 a 131 072, con los dos ejes en escala logarítmica. Gemma 3 empieza en lo más alto, con unos 0,5 GiB, y Llama 3 8B la supera poco después de 8192 tokens; al final, Llama 3 8B llega a 16 GiB, Gemma 3 a unos 10 GiB, DeepSeek-V3 a unos 8,6 GiB y Qwen3-Next, la más baja desde unos 1700 tokens, a unos 3 GiB.", "da": "To diagrammer. Til venstre cachen for én sekvens pr. lag ved 32.768 tokens i MiB som funktion af lagnummeret. Llama 3 8B: 128 MiB i hvert af 32 lag. DeepSeek-V3: 36 MiB i hvert af 61 lag. Gemma 3 27B: 8 MiB i de lokale lag og 256 MiB i hvert sjette lag, det globale. Qwen3-Next: 64 MiB i hvert fjerde lag og omkring 2 MiB i de øvrige. Til højre hele cachen i GiB som funktion af antallet af tokens fra 1.024 til 131.072, med logaritmiske akser. Gemma 3 starter højest med omkring 0,5 GiB og overhales af Llama 3 8B lidt efter 8.192 tokens. Til sidst når Llama 3 8B 16 GiB, Gemma 3 omkring 10 GiB, DeepSeek-V3 omkring 8,6 GiB og Qwen3-Next, der ligger lavest fra omkring 1.700 tokens, omkring 3 GiB."}
 import matplotlib.pyplot as plt
 
 bf16 = 2  # bytes per cached number
@@ -155,6 +157,8 @@ def llama3_8b(T):  # 32 layers, GQA with 8 KV heads of 128
 
 
 def deepseek_v3(T):  # 61 layers of MLA: a 512 latent + a 64 rotary key
+    # Only the MLA entry is used: num_heads, head_dim and num_kv_heads
+    # feed the function's MHA and GQA entries, not DeepSeek-V3's shapes.
     mla = kv_cache_bytes_per_token(num_heads=128, head_dim=128,
                                    num_kv_heads=8, kv_rank=512,
                                    rope_dim=64)["MLA"]
@@ -260,7 +264,7 @@ plt.show()
 # synlige tokens ville give, og række 1 ligger helt på det første token, kun fordi den kausale maske
 # ikke giver den andre muligheder.
 
-# %% alt={"en": "Two heatmaps of attention weights, head 1 and head 2 of a random gated attention layer, over six tokens, the first of them <bos>. Both are lower triangular; row 1 has weight 1.00 on <bos>, and the later rows spread their weight over the visible tokens, with no column standing out.", "es": "Dos mapas de calor de pesos de atención, las cabezas 1 y 2 de una capa aleatoria de atención con puertas, sobre seis tokens, el primero de ellos <bos>. Los dos son triangulares inferiores; la fila 1 tiene peso 1,00 en <bos>, y las demás filas reparten su peso entre los tokens visibles, sin que destaque ninguna columna.", "da": "To heatmaps over attention-vægte, hoved 1 og hoved 2 i et tilfældigt gated attention-lag, over seks tokens, hvoraf det første er <bos>. Begge er nedre trekantsmatricer. Række 1 har vægten 1,00 på <bos>, og de senere rækker fordeler vægten over de synlige tokens, uden at nogen søjle skiller sig ud."}
+# %% alt={"en": "Two heatmaps of attention weights, head 1 and head 2 of a random gated attention layer, over six tokens, the first of them <bos>. Both are lower triangular; row 1 has weight 1.00 on <bos>, and the later rows put their largest weight on different tokens (at most 0.76: on <bos> in row 2 and on "the" in row 3 of head 2, and 0.62 on "cat" in row 3 of head 1), so no column stands out across the rows.", "es": "Dos mapas de calor de pesos de atención, las cabezas 1 y 2 de una capa aleatoria de atención con puertas, sobre seis tokens, el primero de ellos <bos>. Los dos son triangulares inferiores; la fila 1 tiene peso 1,00 en <bos>, y las demás filas ponen su mayor peso en tokens distintos (como mucho 0,76: en <bos> en la fila 2 y en «the» en la fila 3 de la cabeza 2, y 0,62 en «cat» en la fila 3 de la cabeza 1), de modo que ninguna columna destaca a lo largo de las filas.", "da": "To heatmaps over attention-vægte, hoved 1 og hoved 2 i et tilfældigt gated attention-lag, over seks tokens, hvoraf det første er <bos>. Begge er nedre trekantsmatricer. Række 1 har vægten 1,00 på <bos>, og de senere rækker lægger deres største vægt på forskellige tokens (højst 0,76: på <bos> i række 2 og på "the" i række 3 i hoved 2, og 0,62 på "cat" i række 3 i hoved 1), så ingen søjle skiller sig ud på tværs af rækkerne."}
 torch.manual_seed(0)
 tokens = ["<bos>", "the", "cat", "sat", "on", "it"]
 T, d_model, h = len(tokens), 16, 2  # d_k = 8
@@ -296,13 +300,15 @@ plot_heads(random_weights, tokens, tokens)
 # ## Saying "nothing here"
 #
 # A softmax row always sums to 1, so a head that has nothing to add for a token must put its weight
-# somewhere and still returns something. A head without a gate can return almost nothing only by
-# putting the weight on a key whose value is near zero. The cell builds such a head by hand
+# somewhere and still returns something. The usual way for a head without a gate to return almost
+# nothing is to put the weight on a key whose value is near zero (the values it attends to could
+# also cancel out, or all be small). The cell builds such a head by hand
 # (head 1): the first token's key lies along a direction that every query shares, and its value is
 # zero. Its map has the sink's column on the first token, with 0.95 to 1.0 of every later row, and
 # its output is about 60 times smaller than that of the same head with its random weights. A gated
-# head has a second way (head 2): the random weights above, no sink, and a gate near zero,
-# $\sigma(-6) \approx 0.0025$, which makes its output smaller still.
+# head has a second way (head 2 here: head 1 of the random layer above, with its weights, no sink,
+# and a gate set by hand near zero, $\sigma(-6) \approx 0.0025$, where the layer's gates averaged
+# about 0.5), which makes its output smaller still.
 #
 # Both heads are made by hand here; no training made them. In trained models, Xiao et al. (2023)
 # found that the first tokens draw a large share of the attention, and Qiu et al. (2025) report that
@@ -312,14 +318,16 @@ plot_heads(random_weights, tokens, tokens)
 # ## Decir «aquí no hay nada»
 #
 # Una fila del softmax siempre suma 1, así que una cabeza que no tiene nada que aportar para un token
-# tiene que poner su peso en alguna parte y devuelve algo de todos modos. Una cabeza sin puerta solo
-# puede devolver casi nada si pone el peso en una clave cuyo valor sea casi cero. La celda construye
+# tiene que poner su peso en alguna parte y devuelve algo de todos modos. Lo habitual es que una
+# cabeza sin puerta devuelva casi nada poniendo el peso en una clave cuyo valor sea casi cero
+# (también podrían anularse entre sí los valores que atiende, o ser todos pequeños). La celda construye
 # a mano una cabeza así (la cabeza 1): la clave del primer token apunta en una dirección que
 # comparten todas las consultas, y su valor es cero. Su mapa tiene la columna del sumidero en el
 # primer token, con entre 0,95 y 1,0 de cada fila posterior, y su salida es unas 60 veces menor que
-# la de la misma cabeza con sus pesos aleatorios. Una cabeza con puerta tiene otra manera (la
-# cabeza 2): los pesos aleatorios de antes, sin sumidero, y una puerta casi cerrada,
-# $\sigma(-6) \approx 0{,}0025$, que hace su salida aún menor.
+# la de la misma cabeza con sus pesos aleatorios. Una cabeza con puerta tiene otra manera (aquí, la
+# cabeza 2, que es la cabeza 1 de la capa aleatoria de antes): sus mismos pesos, sin sumidero, y una
+# puerta casi cerrada que se fija a mano, $\sigma(-6) \approx 0{,}0025$, cuando en la capa las
+# puertas valían de media alrededor de 0,5; así su salida es aún menor.
 #
 # Aquí las dos cabezas están hechas a mano; no las ha producido ningún entrenamiento. En modelos
 # entrenados, Xiao et al. (2023) observaron que los primeros tokens se llevan una parte grande de la
@@ -330,20 +338,22 @@ plot_heads(random_weights, tokens, tokens)
 # ## At sige "her er intet"
 #
 # En række i softmax summerer altid til 1, så et hoved, der ikke har noget at bidrage med for et
-# token, skal lægge sin vægt et sted og returnerer alligevel noget. Et hoved uden gate kan kun
-# returnere næsten ingenting ved at lægge vægten på en nøgle, hvis værdi er tæt på nul. Cellen bygger
+# token, skal lægge sin vægt et sted og returnerer alligevel noget. Et hoved uden gate returnerer
+# som regel næsten ingenting ved at lægge vægten på en nøgle, hvis værdi er tæt på nul (værdierne,
+# det ser på, kunne også ophæve hinanden eller alle være små). Cellen bygger
 # sådan et hoved manuelt (hoved 1): det første tokens nøgle peger i en retning, som alle
 # forespørgsler har til fælles, og dens værdi er nul. Kortet har sinkens søjle ved det første token
 # med 0,95 til 1,0 af hver senere række, og outputtet er kun omkring 1/60 så stort som outputtet fra det
-# samme hoved med de tilfældige vægte. Et hoved med gate har en anden udvej (hoved 2): de tilfældige
-# vægte fra før, ingen sink og en gate tæt på nul, $\sigma(-6) \approx 0{,}0025$, som gør outputtet
-# endnu mindre.
+# samme hoved med de tilfældige vægte. Et hoved med gate har en anden udvej (her hoved 2, som er
+# hoved 1 fra det tilfældige lag ovenfor): de samme vægte, ingen sink og en gate, der manuelt er sat
+# tæt på nul, $\sigma(-6) \approx 0{,}0025$, mens lagets gates i gennemsnit lå omkring 0,5. Det gør
+# outputtet endnu mindre.
 #
 # Begge hoveder er lavet manuelt her; ingen træning har frembragt dem. I trænede modeller fandt Xiao
 # et al. (2023), at de første tokens trækker en stor del af attention til sig, og Qiu et al. (2025)
 # skriver, at en sigmoid-gate pr. hoved efter SDPA afhjælper denne attention sink.
 
-# %% alt={"en": "Two heatmaps of attention weights over six tokens, the first of them <bos>. Head 1, made by hand without a gate: every row puts 0.95 to 1.00 of its weight on <bos>, a bright first column. Head 2, the random weights of a gated head: the weight is spread over the visible tokens, with no bright column.", "es": "Dos mapas de calor de pesos de atención sobre seis tokens, el primero de ellos <bos>. La cabeza 1, hecha a mano y sin puerta: cada fila pone entre 0,95 y 1,00 de su peso en <bos>, una primera columna brillante. La cabeza 2, los pesos aleatorios de una cabeza con puerta: el peso se reparte entre los tokens visibles, sin ninguna columna brillante.", "da": "To heatmaps over attention-vægte over seks tokens, hvoraf det første er <bos>. Hoved 1, lavet manuelt uden gate: hver række lægger 0,95 til 1,00 af vægten på <bos>, en lys første søjle. Hoved 2, de tilfældige vægte i et hoved med gate: vægten er fordelt over de synlige tokens uden nogen lys søjle."}
+# %% alt={"en": "Two heatmaps of attention weights over six tokens, the first of them <bos>. Head 1, made by hand without a gate: every row puts 0.95 to 1.00 of its weight on <bos>, a bright first column. Head 2, head 1 of the random gated layer above with its gate set by hand to σ(−6): the same weights as there, with no bright column (its largest weight after row 1 is 0.62, on "cat" in row 3).", "es": "Dos mapas de calor de pesos de atención sobre seis tokens, el primero de ellos <bos>. La cabeza 1, hecha a mano y sin puerta: cada fila pone entre 0,95 y 1,00 de su peso en <bos>, una primera columna brillante. La cabeza 2, la cabeza 1 de la capa aleatoria con puertas de antes, con su puerta fijada a mano en σ(−6): los mismos pesos que allí, sin ninguna columna brillante (su mayor peso después de la fila 1 es 0,62, en «cat» en la fila 3).", "da": "To heatmaps over attention-vægte over seks tokens, hvoraf det første er <bos>. Hoved 1, lavet manuelt uden gate: hver række lægger 0,95 til 1,00 af vægten på <bos>, en lys første søjle. Hoved 2, hoved 1 fra det tilfældige gated attention-lag ovenfor med gaten manuelt sat til σ(−6): de samme vægte som dér og ingen lys søjle (den største vægt efter række 1 er 0,62, på "cat" i række 3)."}
 u = torch.nn.functional.normalize(torch.randn(8), dim=0)  # shared direction
 q_sink = q[..., :1, :] + 4 * u  # head 1's queries, (1, T, 1, d_k)
 k_sink, v_sink = k[..., :1, :].clone(), v[..., :1, :].clone()
@@ -352,7 +362,7 @@ v_sink[0, 0, 0] = 0.0  # ... and its value: zero
 sink_weights = weights_of(q_sink, k_sink)[0]  # (T, T)
 no_gate = sink_weights @ v_sink[0, :, 0]  # (T, d_k): no gate
 closed = (random_weights[0] @ v[0, :, 0]) * torch.sigmoid(
-    torch.tensor(-6.0))  # head 1's random weights, gate sigma(-6)
+    torch.tensor(-6.0))  # head 1 of the layer above, gate set to sigma(-6)
 plain = random_weights[0] @ v[0, :, 0]  # the same head, no gate
 
 print("weight on <bos>, rows 2 to 6:",

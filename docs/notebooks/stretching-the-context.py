@@ -62,6 +62,8 @@ d_k, beta, L, s = 128, 500000.0, 8192, 4.0
 methods = {
     "none": {"rope_type": "default"},
     "linear": {"rope_type": "linear", "factor": s},
+    # "ntk": the snippet's name for static NTK-aware scaling; Transformers
+    # has no such rope_type (its "dynamic" grows the factor with length)
     "NTK": {"rope_type": "ntk", "factor": s},
     "YaRN": {"rope_type": "yarn", "factor": s,
              "original_max_position_embeddings": L},
@@ -71,21 +73,28 @@ style = {"none": "-", "linear": "--", "NTK": "-", "YaRN": ":"}
 # %% [markdown] lang="en"
 # ## The frequencies, pair by pair
 #
-# `scaled_frequencies` reads each method as a configuration writes it in `rope_scaling` and returns
-# the new frequencies $\theta'_c$ and the attention factor. The plot shows how many times more
+# `scaled_frequencies` reads each method from a `rope_scaling` dictionary and returns the new
+# frequencies $\theta'_c$ and the attention factor. `linear` and `yarn` are Transformers'
+# `rope_type` values; static NTK-aware scaling has none, and `"ntk"` is the glossary code's own name
+# for it (Transformers' `dynamic` type uses the same larger base, with a factor that grows with the
+# length). The plot shows how many times more
 # slowly each pair turns, $\theta_c / \theta'_c$, from the fastest pair ($c = 0$) to the slowest
 # ($c = 63$); the dashed line marks pair 35, the first that turns less than once in $L = 8192$
 # positions. Linear scaling makes every pair turn four times more slowly ($s = 4$), the fast ones
 # too. NTK-aware scaling raises the base instead: the fastest pair is kept, the slowest is divided
 # by exactly 4 and those in between by less. YaRN keeps the pairs that turn at least 32 times in
 # $L$ positions (here the first 19), divides by 4 those that turn at most once (from pair 35 on)
-# and blends the pairs in between; it also multiplies queries and keys by $t = 0.1 \ln s + 1$.
+# and blends the pairs in between; it also multiplies queries and keys by $t = 0.1 \ln s + 1$
+# (Peng et al. write this factor $\sqrt{1/t}$, their $t$ being the softmax's temperature).
 
 # %% [markdown] lang="es"
 # ## Las frecuencias, par a par
 #
-# `scaled_frequencies` lee cada método tal como lo escribe una configuración en `rope_scaling` y
-# devuelve las nuevas frecuencias $\theta'_c$ y el factor de atención. El gráfico muestra cuántas
+# `scaled_frequencies` lee cada método de un diccionario `rope_scaling` y devuelve las nuevas
+# frecuencias $\theta'_c$ y el factor de atención. `linear` y `yarn` son valores de `rope_type` en
+# Transformers; el escalado *NTK-aware* estático no tiene ninguno, y `"ntk"` es el nombre que le da
+# el código del glosario (el tipo `dynamic` de Transformers usa la misma base aumentada, pero con un
+# factor que crece con la longitud). El gráfico muestra cuántas
 # veces más despacio gira cada par, $\theta_c / \theta'_c$, desde el más rápido ($c = 0$) hasta el
 # más lento ($c = 63$); la línea discontinua marca el par 35, el primero que da menos de una vuelta
 # en $L = 8192$ posiciones. El escalado lineal hace girar todos los pares cuatro veces más despacio
@@ -93,13 +102,17 @@ style = {"none": "-", "linear": "--", "NTK": "-", "YaRN": ":"}
 # par más rápido, divide el más lento exactamente por 4 y los intermedios por menos. YaRN conserva
 # los pares que dan al menos 32 vueltas en $L$ posiciones (aquí, los 19 primeros), divide por 4 los
 # que dan como mucho una (a partir del 35) e interpola los intermedios; además, multiplica las
-# consultas y las claves por $t = 0{,}1 \ln s + 1$.
+# consultas y las claves por $t = 0{,}1 \ln s + 1$ (Peng et al. escriben este factor como
+# $\sqrt{1/t}$, porque en el artículo $t$ es la temperatura del softmax).
 
 # %% [markdown] lang="da"
 # ## Frekvenserne, par for par
 #
-# `scaled_frequencies` læser hver metode, sådan som en konfiguration skriver den i `rope_scaling`,
-# og returnerer de nye frekvenser $\theta'_c$ og attention-faktoren. Diagrammet viser, hvor mange
+# `scaled_frequencies` læser hver metode fra en `rope_scaling`-ordbog og returnerer de nye frekvenser
+# $\theta'_c$ og attention-faktoren. `linear` og `yarn` er værdier af `rope_type` i Transformers.
+# Statisk *NTK-aware*-skalering har ingen, og `"ntk"` er ordlistekodens eget navn for den
+# (Transformers' type `dynamic` bruger den samme større base, men med en faktor, der vokser med
+# længden). Diagrammet viser, hvor mange
 # gange langsommere hvert par drejer, $\theta_c / \theta'_c$, fra det hurtigste par ($c = 0$) til det
 # langsomste ($c = 63$). Den stiplede linje markerer par 35, det første, der drejer mindre end én
 # omgang på $L = 8192$ positioner. Lineær skalering får alle par til at dreje fire gange langsommere
@@ -107,7 +120,8 @@ style = {"none": "-", "linear": "--", "NTK": "-", "YaRN": ":"}
 # det langsomste divideres med præcis 4, og dem imellem med mindre. YaRN beholder de par, der drejer
 # mindst 32 omgange på $L$ positioner (her de første 19), dividerer dem, der højst drejer én omgang
 # (fra par 35), med 4 og blander parrene imellem. Desuden ganger YaRN forespørgsler og nøgler med
-# $t = 0{,}1 \ln s + 1$.
+# $t = 0{,}1 \ln s + 1$. Peng et al. skriver denne faktor som $\sqrt{1/t}$, fordi $t$ i artiklen er
+# softmax-temperaturen.
 
 # %% alt={"en": "A line chart of θ_c / θ'_c against the pair c from 0 to 63 for one head with d_k = 128 and s = 4, with a dashed line at pair 35. none: 1 for every pair. linear: 4 for every pair. NTK: rises smoothly from 1 at pair 0 to 4 at pair 63. YaRN: 1 up to pair 18, then rises steeply to 4 at pair 35 and stays at 4.", "es": "Gráfico de líneas de θ_c / θ'_c frente al par c, de 0 a 63, para una cabeza con d_k = 128 y s = 4, con una línea discontinua en el par 35. la curva sin escalado: 1 en todos los pares. linear: 4 en todos los pares. NTK: sube de forma suave desde 1 en el par 0 hasta 4 en el 63. YaRN: 1 hasta el par 18; después sube con fuerza hasta 4 en el par 35 y se queda en 4.", "da": "Kurvediagram over θ_c / θ'_c som funktion af parret c fra 0 til 63 for ét hoved med d_k = 128 og s = 4, med en stiplet linje ved par 35. none (uden skalering): 1 for alle par. linear: 4 for alle par. NTK: stiger jævnt fra 1 ved par 0 til 4 ved par 63. YaRN: 1 til og med par 18, stiger derefter stejlt til 4 ved par 35 og bliver på 4."}
 theta = rope_frequencies(d_k, beta)  # (64,): theta_c, pair c from 0
@@ -143,14 +157,15 @@ plt.show()
 # The same query $q$ sits at the last of $4L$ = 32,768 positions, and the same key $k$ (close to
 # $q$, so that the score is large at distance 0) at every position before it. With every method
 # the score depends only on the distance $m - n$, which the cell checks by moving the query 1000
-# positions back. On the left, near the query: with linear scaling the score at distance $4s$ is
-# the old score at distance $s$, so its curve is the unscaled one stretched four times, and
+# positions back. On the left, near the query: with linear scaling the score at distance $4\delta$
+# is the old score at distance $\delta$, so its curve is the unscaled one stretched four times, and
 # neighboring tokens become harder to tell apart. NTK and YaRN keep the fast pairs, so near the
 # query they oscillate like the unscaled curve; YaRN's attention factor multiplies every score by
 # $t^2 \approx 1.30$. On the right, the whole range, as the average over each block of 256
-# distances, with a dashed line at $L$. Unscaled, the average keeps falling past $L$, to 17 at
-# $4L$, below anything it reached within $L$ (45 at the lowest). With the three methods it falls
-# much less: from lowest values of 59, 51 and 75 within $L$ to 47, 44 and 68 at $4L$.
+# distances, with a dashed line at $L$. Unscaled, the average keeps falling past $L$, down to 3
+# (for the distances from 27,648 to 27,903), far below anything it reached within $L$ (45 at the
+# lowest). With the three methods it falls much less: from lowest values of 59, 51 and 75 within
+# $L$ to lowest values of 37, 36 and 57 past it.
 
 # %% [markdown] lang="es"
 # ## Una consulta, claves cada vez más atrás
@@ -159,14 +174,15 @@ plt.show()
 # (parecida a $q$, para que la puntuación sea alta a distancia 0) en cada una de las anteriores. Con
 # cualquier método, la puntuación depende solo de la distancia $m - n$, y la celda lo comprueba
 # desplazando la consulta 1000 posiciones hacia atrás. A la izquierda, cerca de la consulta: con el
-# escalado lineal, la puntuación a la distancia $4s$ es la antigua a la distancia $s$, de modo que su
-# curva es la de sin escalado estirada al cuádruple, y los tokens vecinos se distinguen peor. NTK y
+# escalado lineal, la puntuación a la distancia $4\delta$ es la antigua a la distancia $\delta$, de
+# modo que su curva es la de sin escalado estirada al cuádruple, y los tokens vecinos se distinguen peor. NTK y
 # YaRN conservan los pares rápidos, así que cerca de la consulta oscilan como la curva sin escalado;
 # el factor de atención de YaRN multiplica cada puntuación por $t^2 \approx 1{,}30$. A la derecha,
 # todo el intervalo, como la media de cada bloque de 256 distancias, con una línea discontinua en
-# $L$. Sin escalado, la media sigue bajando más allá de $L$, hasta 17 en $4L$, por debajo de todo lo
-# que alcanzó dentro de $L$ (45 como mínimo). Con los tres métodos baja mucho menos: de unos mínimos
-# de 59, 51 y 75 dentro de $L$ a 47, 44 y 68 en $4L$.
+# $L$. Sin escalado, la media sigue bajando más allá de $L$ hasta llegar a 3 (entre las distancias
+# 27 648 y 27 903), muy por debajo de todo lo que alcanzó dentro de $L$ (45 como mínimo). Con los
+# tres métodos baja mucho menos: sus mínimos pasan de 59, 51 y 75 dentro de $L$ a 37, 36 y 57 más
+# allá.
 
 # %% [markdown] lang="da"
 # ## Én forespørgsel, nøgler længere og længere tilbage
@@ -175,16 +191,16 @@ plt.show()
 # (tæt på $q$, så scoren er stor ved afstand 0) står på hver position før den. Med alle metoder
 # afhænger scoren kun af afstanden $m - n$, og det kontrollerer cellen ved at flytte forespørgslen
 # 1.000 positioner tilbage. Til venstre ses området nær forespørgslen. Med lineær skalering er
-# scoren ved afstanden $4s$ den gamle score ved afstanden $s$, så kurven er den uskalerede kurve
+# scoren ved afstanden $4\delta$ den gamle score ved afstanden $\delta$, så kurven er den uskalerede kurve
 # strakt til fire gange bredden, og tokens, der står tæt på hinanden, bliver sværere at skelne. NTK
 # og YaRN beholder de hurtige par, så tæt på forespørgslen svinger de som den uskalerede kurve, og
 # YaRN's attention-faktor ganger hver score med $t^2 \approx 1{,}30$. Til højre ses hele intervallet
 # som gennemsnittet over hver blok på 256 afstande, med en stiplet linje ved $L$. Uden skalering
-# bliver gennemsnittet ved med at falde efter $L$, til 17 ved $4L$, lavere end noget, det nåede
-# inden for $L$ (mindst 45). Med de tre metoder falder det langt mindre: fra laveste værdier på 59,
-# 51 og 75 inden for $L$ til 47, 44 og 68 ved $4L$.
+# bliver gennemsnittet ved med at falde efter $L$, helt ned til 3 (for afstandene fra 27.648 til
+# 27.903), langt under noget, det nåede inden for $L$ (mindst 45). Med de tre metoder falder det
+# langt mindre: de laveste værdier er 59, 51 og 75 inden for $L$ og 37, 36 og 57 efter $L$.
 
-# %% alt={"en": "Two line charts of the score of one query and key of one head against the distance m - n. Left, distances 0 to 256: none and NTK start at about 130 and oscillate quickly between about 60 and 130; linear starts at the same value and oscillates slowly; YaRN oscillates like none, higher, from about 170. Right, the average over each block of 256 distances from 0 to 32,768, with a dashed line at 8192: none keeps falling past 8192 to below 20; linear and NTK stay between about 40 and 65; YaRN stays highest, between about 60 and 90.", "es": "Dos gráficos de líneas de la puntuación de una consulta y una clave de una cabeza frente a la distancia m − n. A la izquierda, distancias de 0 a 256: la curva sin escalado y la de NTK empiezan en unos 130 y oscilan deprisa entre unos 60 y 130; linear empieza en el mismo valor y oscila despacio; YaRN oscila como la curva sin escalado, más arriba, desde unos 170. A la derecha, la media de cada bloque de 256 distancias, de 0 a 32 768, con una línea discontinua en 8192: la curva sin escalado sigue bajando más allá de 8192 hasta menos de 20; linear y NTK se mantienen entre unos 40 y 65, y YaRN, la más alta, entre unos 60 y 90.", "da": "To kurvediagrammer over scoren for én forespørgsel og nøgle i ét hoved som funktion af afstanden m − n. Til venstre afstandene 0 til 256: none (uden skalering) og NTK starter omkring 130 og svinger hurtigt mellem omkring 60 og 130; linear starter ved samme værdi og svinger langsomt; YaRN svinger som none, men højere, fra omkring 170. Til højre gennemsnittet over hver blok på 256 afstande fra 0 til 32.768 med en stiplet linje ved 8.192: none bliver ved med at falde efter 8.192 til under 20; linear og NTK holder sig mellem omkring 40 og 65, og YaRN ligger højest, mellem omkring 60 og 90."}
+# %% alt={"en": "Two line charts of the score of one query and key of one head against the distance m - n. Left, distances 0 to 256: none and NTK start at about 130 and oscillate quickly between about 60 and 130; linear starts at the same value and oscillates slowly; YaRN oscillates like none, higher, from about 170. Right, the average over each block of 256 distances from 0 to 32,768, with a dashed line at 8192: none starts at about 83 and, past 8192, falls to about 3 near distance 27,800; linear and NTK start at about 90 and 86 and fall past 8192 to lows of about 37 and 36; YaRN starts at about 109 and stays highest, with a low of about 57 past 8192.", "es": "Dos gráficos de líneas de la puntuación de una consulta y una clave de una cabeza frente a la distancia m − n. A la izquierda, distancias de 0 a 256: la curva sin escalado y la de NTK empiezan en unos 130 y oscilan deprisa entre unos 60 y 130; linear empieza en el mismo valor y oscila despacio; YaRN oscila como la curva sin escalado, más arriba, desde unos 170. A la derecha, la media de cada bloque de 256 distancias, de 0 a 32 768, con una línea discontinua en 8192: la curva sin escalado empieza en unos 83 y, más allá de 8192, baja hasta unos 3 cerca de la distancia 27 800; linear y NTK empiezan en unos 90 y 86 y, más allá de 8192, bajan hasta mínimos de unos 37 y 36; YaRN empieza en unos 109 y sigue siendo la más alta, con un mínimo de unos 57 más allá de 8192.", "da": "To kurvediagrammer over scoren for én forespørgsel og nøgle i ét hoved som funktion af afstanden m − n. Til venstre afstandene 0 til 256: none (uden skalering) og NTK starter omkring 130 og svinger hurtigt mellem omkring 60 og 130; linear starter ved samme værdi og svinger langsomt; YaRN svinger som none, men højere, fra omkring 170. Til højre gennemsnittet over hver blok på 256 afstande fra 0 til 32.768 med en stiplet linje ved 8.192: none starter omkring 83 og falder efter 8.192 til omkring 3 nær afstanden 27.800; linear og NTK starter omkring 90 og 86 og falder efter 8.192 til laveste værdier omkring 37 og 36; YaRN starter omkring 109 og ligger hele vejen højest, med en laveste værdi omkring 57 efter 8.192."}
 q = torch.randn(d_k, dtype=torch.float64)
 k = q + 0.3 * torch.randn(d_k, dtype=torch.float64)  # a key that matches q
 dist = torch.arange(4 * L)  # distances 0 .. 4L - 1
@@ -209,13 +225,20 @@ for name in methods:
     assert same
 quarter = torch.arange(0, 4 * L, 4)  # distances divisible by 4
 same = torch.allclose(score["linear"][quarter], score["none"][:L])
-print("linear at distance s == none at distance s / 4:", same)
+print("linear at distance 4d == none at distance d:", same)
 assert same
 
 blocks = {name: score[name].view(-1, 256).mean(-1) for name in methods}
-low = {name: blocks[name][:L // 256].min().item() for name in methods}
-print("mean over 256 distances, lowest before L and at 4L:",
-      ", ".join(f"{n} {low[n]:.0f} {blocks[n][-1]:.0f}" for n in methods))
+within = L // 256  # the blocks before L
+low = {name: blocks[name][:within].min().item() for name in methods}
+past = {name: blocks[name][within:].min().item() for name in methods}
+print("mean over 256 distances, lowest before L and past L:",
+      ", ".join(f"{n} {low[n]:.0f} {past[n]:.0f}" for n in methods))
+deepest = within + int(blocks["none"][within:].argmin())
+print(f"none: lowest block, distances {256 * deepest} to "
+      f"{256 * deepest + 255}")
+assert past["none"] < min(low.values())  # below anything within L
+assert past["none"] < min(past[n] for n in methods if n != "none")
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 2.8))
 near = slice(0, 257)
@@ -244,7 +267,8 @@ plt.show()
 # NTK-aware scaling divides the slowest pair by exactly 4 but the slow pairs before it by less, so
 # 27 of them still leave the trained range, by up to 1.73 times (pair 38).
 #
-# Whether a model then reads the longer context well is a matter of training, not of these curves.
+# Whether a model then reads the longer context well depends on the model and on fine-tuning, which
+# these curves cannot show.
 # Chen et al. (2023) extended LLaMA to windows of up to 32,768 tokens with position interpolation
 # and at most 1000 fine-tuning steps; Peng et al. (2023) fine-tuned Llama 2 models with YaRN to 64K
 # and 128K tokens.
@@ -263,7 +287,8 @@ plt.show()
 # por menos, así que 27 de ellos siguen saliendo del intervalo del entrenamiento, hasta 1,73 veces
 # (el par 38).
 #
-# Que un modelo lea luego bien el contexto más largo depende del entrenamiento, no de estas curvas.
+# Que un modelo lea luego bien el contexto más largo depende del modelo y del ajuste fino, y eso no
+# lo pueden mostrar estas curvas.
 # Chen et al. (2023) ampliaron la ventana de LLaMA hasta 32 768 tokens con la interpolación de
 # posiciones y un ajuste fino de 1000 pasos como mucho; Peng et al. (2023) ajustaron con YaRN
 # modelos Llama 2 a contextos de 65 536 y 131 072 tokens.
@@ -281,7 +306,8 @@ plt.show()
 # dividerer det langsomste par med præcis 4, men de langsomme par før det med mindre, så 27 af dem
 # stadig kommer uden for intervallet fra træningen, op til 1,73 gange (par 38).
 #
-# Om en model derefter læser den længere kontekst godt, afgøres af træningen, ikke af disse kurver.
+# Om en model derefter læser den længere kontekst godt, afhænger af modellen og af finjusteringen,
+# og det kan disse kurver ikke vise.
 # Chen et al. (2023) udvidede Llamas kontekstvindue til op til 32.768 tokens med positionsinterpolation
 # og højst 1.000 trins finjustering, og Peng et al. (2023) finjusterede Llama 2-modeller med YaRN
 # til 64K og 128K tokens.
