@@ -95,7 +95,7 @@
 # | Gemma 3 27B | 52 locales y 10 globales | por token, 16 cabezas KV de ancho 128; una capa local solo guarda los últimos 1024 tokens |
 # | Qwen3-Next | 36 Gated DeltaNet y 12 de atención completa | las completas, por token, 2 cabezas KV de ancho 256; las Gated DeltaNet, un estado de tamaño fijo |
 #
-# Gemma 3 repite cinco capas locales con una ventana de 1024 y una capa global, de modo que 10 de sus
+# Gemma 3 repite 5 capas locales con una ventana de 1024 y una capa global, de modo que 10 de sus
 # 62 capas son globales. Qwen3-Next (los valores por defecto de `Qwen3NextConfig` en Transformers,
 # las dimensiones de Qwen3-Next-80B-A3B) hace de atención completa una de cada cuatro capas; cada una
 # de las demás guarda un estado recurrente de $32 \times 128 \times 128$ números en float32 y un
@@ -243,11 +243,11 @@ plt.show()
 # la salida de cada cabeza se multiplica, antes de la proyección de salida, por una puerta sigmoide
 # que se calcula a partir del token. La puerta actúa después del softmax, así que no cambia los pesos
 # de atención. La celda construye una capa `GatedAttention` aleatoria con dos cabezas de ancho 8
-# sobre seis tokens, calcula sus pesos con sus propias proyecciones (`split_query_gate` separa las
+# sobre seis tokens, calcula sus pesos con sus propias proyecciones (`split_query_gate` extrae las
 # consultas de la salida de `q_proj`), comprueba que esos pesos y las puertas dan la salida de la
 # capa y los dibuja. Las mismas consultas y claves sin la puerta dan el mismo mapa. Con pesos
 # aleatorios no hay sumidero: el primer token recibe de media en torno a 0,3 de cada fila posterior, cerca
-# del 0,29 que daría un reparto uniforme entre los tokens visibles, y la fila 1 está entera en el
+# del 0,29 que daría un reparto uniforme entre los tokens visibles, y la fila 1 pone todo su peso en el
 # primer token solo porque la máscara causal no le deja ningún otro.
 
 # %% [markdown] lang="da"
