@@ -38,11 +38,11 @@
 # kode og målene fra fire modellers offentliggjorte konfigurationer, hvor mange bytes hvert lag
 # gemmer pr. token, og hvordan det samlede tal vokser med konteksten. De fire er en tæt model med
 # grouped-query attention, multi-head latent attention, en blanding af sliding-window-lag og globale
-# lag og en hybrid af lag med lineær attention og lag med fuld attention. Derefter tegner den
-# attention-kortene for et hoved med en gate og et hoved uden på et lille, konstrueret eksempel for at
-# vise, hvad en gate ændrer ved en attention sink.
+# lag og en hybrid af lag med linear attention og lag med fuld attention. Derefter tegner den
+# attention-kortene for et hoved med en gate og et hoved uden gate i et lille, konstrueret eksempel for
+# at vise, hvad en gate ændrer ved en attention sink.
 #
-# Her trænes intet, og ingen vægte indlæses. Antallet af bytes følger alene af konfigurationerne, og
+# Her trænes intet, og ingen parametre indlæses. Antallet af bytes følger alene af konfigurationerne, og
 # attention-kortene kommer fra tilfældige eller håndlavede vektorer.
 
 # %%
@@ -118,7 +118,7 @@
 # %% [markdown] lang="da"
 # ## Fire måder at cache på
 #
-# De fire modeller med de mål, deres konfigurationer angiver. Alle tal i cachen er i bfloat16
+# Tabellen viser de fire modeller med de mål, deres konfigurationer angiver. Alle tal i cachen er i bfloat16
 # (2 bytes) undtagen den rekurrente tilstand:
 #
 # | model | lag | hvad et lag gemmer |
@@ -135,8 +135,8 @@
 # tal, uanset længden. Det første diagram viser cachen for én sekvens lag for lag ved 32.768 tokens,
 # det andet hele cachen, mens konteksten vokser. Modellerne har forskellig størrelse (8, 27, 80 og
 # 671 mia. parametre), så sammenligningen viser, hvordan hvert design cacher, ikke hvilken model der
-# er billigst at køre. Llama 3 8B blev trænet med 8.192 positioner, og dens kurve ud over det er
-# det, målene ville koste.
+# er billigst at køre. Llama 3 8B blev trænet med 8.192 positioner, og ud over dem viser kurven,
+# hvad målene ville koste.
 #
 # Ved 32.768 tokens lægger hvert nyt token 128 KiB til cachen i Llama 3 8B, 68,625 KiB
 # (70.272 bytes) i DeepSeek-V3, 80 KiB i Gemma 3 (kun de globale lag vokser stadig) og 24 KiB i
@@ -256,10 +256,11 @@ plt.show()
 # Lagene med fuld attention i Qwen3-Next er [gated attention](../../glossary/gated-attention/):
 # outputtet fra hvert hoved ganges med en sigmoid-gate, der beregnes ud fra tokenet, før
 # outputprojektionen. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen bygger
-# et tilfældigt `GatedAttention`-lag med to hoveder med bredden 8 over seks tokens og beregner
-# vægtene med lagets egne projektioner (`split_query_gate` tager forespørgslerne ud af `q_proj`).
-# Den kontrollerer, at vægtene og gatene giver lagets output, og tegner vægtene. De samme
-# forespørgsler og nøgler uden gate giver det samme kort. Med tilfældige vægte er der ingen sink:
+# et `GatedAttention`-lag med tilfældige parametre, to hoveder med bredden 8 og seks tokens og
+# beregner attention-vægtene med lagets egne projektioner (`split_query_gate` tager forespørgslerne
+# ud af `q_proj`). Den kontrollerer, at attention-vægtene og hovedernes gates giver lagets output,
+# og tegner attention-vægtene. De samme forespørgsler og nøgler uden gate giver det samme kort. Med
+# tilfældige parametre er der ingen sink:
 # det første token får i gennemsnit omkring 0,3 af hver senere række, tæt på de 0,29, en ligefordeling over de
 # synlige tokens ville give, og række 1 ligger helt på det første token, kun fordi den kausale maske
 # ikke giver den andre muligheder.
@@ -342,12 +343,12 @@ plot_heads(random_weights, tokens, tokens)
 # som regel næsten ingenting ved at lægge vægten på en nøgle, hvis værdi er tæt på nul (værdierne,
 # det ser på, kunne også ophæve hinanden eller alle være små). Cellen bygger
 # sådan et hoved manuelt (hoved 1): det første tokens nøgle peger i en retning, som alle
-# forespørgsler har til fælles, og dens værdi er nul. Kortet har sinkens søjle ved det første token
-# med 0,95 til 1,0 af hver senere række, og outputtet er kun omkring 1/60 så stort som outputtet fra det
-# samme hoved med de tilfældige vægte. Et hoved med gate har en anden udvej (her hoved 2, som er
-# hoved 1 fra det tilfældige lag ovenfor): de samme vægte, ingen sink og en gate, der manuelt er sat
-# tæt på nul, $\sigma(-6) \approx 0{,}0025$, mens lagets gates i gennemsnit lå omkring 0,5. Det gør
-# outputtet endnu mindre.
+# forespørgsler har til fælles, og dens værdi er nul. Kortet har en lys søjle ved det første token,
+# sink-tokenet, med 0,95 til 1,0 af hver senere række, og outputtet er kun omkring 1/60 så stort
+# som outputtet fra det samme hoved med de tilfældige parametre. Et hoved med gate har en anden
+# udvej (her hoved 2, som er hoved 1 fra det tilfældige lag ovenfor): de samme parametre, ingen
+# sink og en gate, der manuelt er sat tæt på nul, $\sigma(-6) \approx 0{,}0025$, mens lagets gates
+# i gennemsnit lå omkring 0,5. Det gør outputtet endnu mindre.
 #
 # Begge hoveder er lavet manuelt her; ingen træning har frembragt dem. I trænede modeller fandt Xiao
 # et al. (2023), at de første tokens trækker en stor del af attention til sig, og Qiu et al. (2025)

@@ -118,7 +118,7 @@ style = {"none": "-", "linear": "--", "NTK": "-", "YaRN": ":"}
 # omgang på $L = 8192$ positioner. Lineær skalering får alle par til at dreje fire gange langsommere
 # ($s = 4$), også de hurtige. *NTK-aware*-skalering hæver i stedet basen: det hurtigste par beholdes,
 # det langsomste divideres med præcis 4, og dem imellem med mindre. YaRN beholder de par, der drejer
-# mindst 32 omgange på $L$ positioner (her de første 19), dividerer dem, der højst drejer én omgang
+# mindst 32 omgange på $L$ positioner (her de første 19), dividerer dem, der drejer højst én omgang
 # (fra par 35), med 4 og blander parrene imellem. Desuden ganger YaRN forespørgsler og nøgler med
 # $t = 0{,}1 \ln s + 1$. Peng et al. skriver denne faktor som $\sqrt{1/t}$, fordi $t$ i artiklen er
 # softmax-temperaturen.
@@ -195,7 +195,7 @@ plt.show()
 # strakt til fire gange bredden, og tokens, der står tæt på hinanden, bliver sværere at skelne. NTK
 # og YaRN beholder de hurtige par, så tæt på forespørgslen svinger de som den uskalerede kurve, og
 # YaRN's attention-faktor ganger hver score med $t^2 \approx 1{,}30$. Til højre ses hele intervallet
-# som gennemsnittet over hver blok på 256 afstande, med en stiplet linje ved $L$. Uden skalering
+# som gennemsnittet over hvert stykke på 256 afstande, med en stiplet linje ved $L$. Uden skalering
 # bliver gennemsnittet ved med at falde efter $L$, helt ned til 3 (for afstandene fra 27.648 til
 # 27.903), langt under noget, det nåede inden for $L$ (mindst 45). Med de tre metoder falder det
 # langt mindre: de laveste værdier er 59, 51 og 75 inden for $L$ og 37, 36 og 57 efter $L$.
@@ -309,7 +309,7 @@ plt.show()
 # Om en model derefter læser den længere kontekst godt, afhænger af modellen og af finjusteringen,
 # og det kan disse kurver ikke vise.
 # Chen et al. (2023) udvidede Llamas kontekstvindue til op til 32.768 tokens med positionsinterpolation
-# og højst 1.000 trins finjustering, og Peng et al. (2023) finjusterede Llama 2-modeller med YaRN
+# og højst 1.000 finjusteringstrin, og Peng et al. (2023) finjusterede Llama 2-modeller med YaRN
 # til 64K og 128K tokens.
 
 # %% alt={"en": "A line chart of the largest angle at 4L divided by the largest angle in training, each capped at a full turn, against the pair c from 0 to 63, with a dashed line at pair 35. linear and YaRN stay at 1 for every pair. none rises from 1 at pair 35 to 4 at pair 42 and stays at 4. NTK rises with it to about 1.7 at pair 38, then falls back to 1 at pair 63.", "es": "Gráfico de líneas del mayor ángulo con 4L dividido por el mayor ángulo del entrenamiento, ambos limitados a una vuelta completa, frente al par c, de 0 a 63, con una línea discontinua en el par 35. linear y YaRN se quedan en 1 en todos los pares. La curva sin escalado sube de 1 en el par 35 a 4 en el par 42 y se queda en 4. NTK sube con ella hasta cerca de 1,7 en el par 38 y después vuelve a bajar hasta 1 en el par 63.", "da": "Kurvediagram over den største vinkel ved 4L divideret med den største vinkel under træningen, begge begrænset til en hel omgang, som funktion af parret c fra 0 til 63, med en stiplet linje ved par 35. linear og YaRN ligger på 1 for alle par. none (uden skalering) stiger fra 1 ved par 35 til 4 ved par 42 og bliver på 4. NTK stiger sammen med den til omkring 1,7 ved par 38 og falder derefter tilbage til 1 ved par 63."}
@@ -368,8 +368,8 @@ plt.show()
 # | *NTK-aware* | beholdes | divideret med op til $s$ | de fleste langsomme par uden for intervallet fra træningen |
 # | YaRN | beholdes | divideret med $s$ | alle vinkler inden for intervallet fra træningen; scorerne ganges med $t^2$ |
 #
-# Opslaget [RoPE-skalering](../../glossary/rope-scaling/) har formlerne, dynamisk NTK, typen
-# `llama3` fra Llama 3.1 og LongRoPE, den testede kode og kilderne.
+# Opslaget [RoPE-skalering](../../glossary/rope-scaling/) har formlerne, dynamisk NTK, LongRoPE,
+# typen `llama3` fra Llama 3.1, den testede kode og kilderne.
 # [RoPE](../../glossary/rotary-position-embedding/) forklarer selve drejningen, og notebooken
 # [Positioner i attention](../positions-in-attention/) sammenligner RoPE med sinusformet positional
 # encoding og ALiBi.
