@@ -26,3 +26,21 @@ def test_every_language_is_spell_checked_in_ci(lang):
 def test_words_are_found_as_the_checker_spells_them():
     assert spelling.words("The query's d_model-wide vector, GQA's 513th key, and “dvs.”") == [
         "The", "query", "wide", "vector", "key", "and", "dvs."]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_models_pages_notes_are_checked_as_prose(lang):
+    """A note of termbase/data/models.yml is read like every other text a reader sees (spelling,
+    avoided forms, typography), at its own line: `note` in the default language, `note_<lang>`
+    in the others. Before this, "uden rotation" and a thousands separator without a no-break
+    space reached the page unchecked."""
+    from termbase.core.check import language
+
+    field = "note" if lang == BASE.default_language else f"note_{lang}"
+    path = PROJECT.data_dir / "models.yml"
+    source = path.read_text(encoding="utf-8").splitlines()
+    checked = [item for item in language._lines(BASE, {}, lang) if item.path == path]
+    expected = sum(line.count(f"{field}: ") for line in source)
+    assert expected > 10 and len(checked) == expected
+    for item in checked:
+        assert f"{field}: " in source[item.line - 1], f"models.yml:{item.line} holds no {field}"

@@ -83,6 +83,17 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
             if isinstance(about, dict) and isinstance(about.get(lang), str):
                 out += _with_plain([Line(keys_path, yamlfile.line_of(key_lines, ("keys", key, lang)),
                                          prose.prose(about[lang], quotes=True))])
+    # The models page's notes (`note` in the default language, `note_<lang>` in the others).
+    models_path = base.project.data_dir / "models.yml"
+    if models_path.is_file():
+        models, model_lines = yamlfile.load(models_path, _Ignore())
+        field = "note" if lang == base.default_language else f"note_{lang}"
+        rows = (models or {}).get("models") if isinstance(models, dict) else None
+        for index, row in enumerate(rows if isinstance(rows, list) else []):
+            for column, cell in (row.items() if isinstance(row, dict) else ()):
+                if isinstance(cell, dict) and isinstance(cell.get(field), str):
+                    out += _with_plain([Line(models_path, yamlfile.line_of(model_lines, ("models", index, column, field)),
+                                             prose.prose(cell[field], quotes=True))])
     for path in notebook_source.source_paths(base.project):
         source = notebook_source.read_source(path)
         for cell_lang, first, text in notebook_source.prose_cells(source):
