@@ -84,7 +84,10 @@ def cmd_export(args) -> int:
 
 
 def cmd_figures(args) -> int:
-    from termbase.cli import figures  # matplotlib and torch: imported only for this command
+    # The drawings are content, not machinery: figures/ at the project's root, beside snippets/
+    # whose computations they draw (matplotlib and torch, imported only for this command).
+    sys.path.insert(0, str(_project().root))
+    import figures
 
     for path in figures.draw_all(args.out or figures.OUT):
         print("drew", path)

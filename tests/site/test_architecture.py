@@ -3,6 +3,7 @@ short; the checks import neither MkDocs nor torch; the one cache is safe across 
 Material's markup that the site overrides is still what the overrides copied."""
 
 import ast
+import re
 import hashlib
 import subprocess
 import sys
@@ -127,8 +128,23 @@ def test_imports_flow_one_way_and_modules_stay_short():
         lines = len(path.read_text(encoding="utf-8").splitlines())
         if lines > LONGEST_MODULE:
             long.append(f"termbase/{relative.as_posix()}: {lines} lines")
+    for path in sorted((ROOT / "figures").rglob("*.py")):  # the drawings: content, same limit
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > LONGEST_MODULE:
+            long.append(f"{path.relative_to(ROOT).as_posix()}: {lines} lines")
     assert not wrong, "\n".join(wrong)
     assert not long, "split these modules: " + ", ".join(long)
+
+
+def test_the_drawings_are_content_outside_the_package():
+    """figures/ draws docs/assets/figures from snippets/; no module of termbase imports it but
+    the command that runs it, and it imports nothing of termbase's machinery."""
+    assert not (ROOT / "termbase" / "cli" / "figures").exists()
+    importers = [path.relative_to(ROOT).as_posix() for path in sorted((ROOT / "termbase").rglob("*.py"))
+                 if re.search(r"^\s*(import figures|from figures\b)", path.read_text(encoding="utf-8"), re.M)]
+    assert importers == ["termbase/__main__.py"], importers
+    for path in sorted((ROOT / "figures").rglob("*.py")):
+        assert not _termbase_imports(path), f"{path.relative_to(ROOT)} imports termbase"
 
 
 def test_core_imports_neither_mkdocs_nor_torch():

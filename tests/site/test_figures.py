@@ -1,4 +1,4 @@
-"""The figures in docs/assets/figures are exactly what termbase/cli/figures/ draws, and fit the site.
+"""The figures in docs/assets/figures are exactly what figures/ (at the repository root) draws, and fit the site.
 
 The SVGs are committed (the site build does not run matplotlib), so this is what keeps a figure
 from drifting away from its code: change the code, run `python -m termbase figures`, commit both.
@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from termbase.cli import figures
+import figures
 
 FIGURES = figures.load_all()
 from tests.site.sitetools import ROOT, build_env

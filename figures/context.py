@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import HEAD, INK, MASKED, MUTED, PAPER, figure, text
-from termbase.cli.figures.positions import Plot
+from figures import HEAD, INK, MASKED, MUTED, PAPER, figure, text
+from figures.positions import Plot
 from snippets.nope import no_rope_layers  # noqa: E402
 from snippets.rope_scaling import rope_frequencies, scaled_frequencies  # noqa: E402
 
@@ -104,7 +104,7 @@ def nope(ax):
 def _weights_panel(ax, x0, top, mask, cell, label):
     """The attention weights of equal scores under `mask` (1 / number of keys seen), masked cells
     hatched, token numbers from 1 on both axes, and a label above."""
-    from termbase.cli.figures import _values, matrix
+    from figures import _values, matrix
 
     n = mask.size(0)
     zeros = torch.zeros(n, 4, dtype=torch.float64)

@@ -9,7 +9,7 @@ import torch
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Polygon, Rectangle
 
-from termbase.cli.figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, _num, arrow, box, cell_color,
+from figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, _num, arrow, box, cell_color,
                                   figure, ink_on, text)
 from snippets.online_softmax import attend_part, merge, scores  # noqa: E402
 from snippets.prefill_and_decode import arithmetic_intensity  # noqa: E402

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from termbase.cli.figures import (HEAD, INK, LINE, MUTED, _num, _values, cell_color, col_labels, figure,
+from figures import (HEAD, INK, LINE, MUTED, _num, _values, cell_color, col_labels, figure,
                                   matrix, row_labels, text)
 from snippets.alibi import alibi_bias, alibi_slopes  # noqa: E402
 from snippets.positional_encoding import sinusoidal_positional_encoding  # noqa: E402

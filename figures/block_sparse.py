@@ -8,7 +8,7 @@ import math
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (INK, LINE, MUTED, PAPER, WEIGHTS, cell_color, empty_square, figure,
+from figures import (INK, LINE, MUTED, PAPER, WEIGHTS, cell_color, empty_square, figure,
                                   masked_square, square, text)
 
 from snippets.native_sparse_attention import NativeSparseAttention, moba_select  # noqa: E402

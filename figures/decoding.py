@@ -12,7 +12,7 @@ import torch
 from matplotlib.patches import Rectangle
 from torch.overrides import TorchFunctionMode
 
-from termbase.cli.figures import (HEAD, INK, MUTED, ON_DARK, PAPER, WEIGHTS, arrow,
+from figures import (HEAD, INK, MUTED, ON_DARK, PAPER, WEIGHTS, arrow,
                                   cell_color, empty_square, figure, masked_square, square, text)
 from snippets.flash_attention import flash_attention  # noqa: E402
 from snippets.kv_cache import CachedCausalSelfAttention, KVCache, kv_bytes_per_token  # noqa: E402

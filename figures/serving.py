@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (BOX, INK, MUTED, WEIGHTS, _num, _values, arrow,
+from figures import (BOX, INK, MUTED, WEIGHTS, _num, _values, arrow,
                                   box, cell_color, empty_square, figure, ink_on, masked_square, matrix,
                                   square, text)
 from snippets.cross_layer_kv_sharing import SharedKVDecoder  # noqa: E402

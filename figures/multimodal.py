@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import BOX, HEAD, INK, LINE, MUTED, ON_DARK, PAPER, WEIGHTS, figure, text
+from figures import BOX, HEAD, INK, LINE, MUTED, ON_DARK, PAPER, WEIGHTS, figure, text
 from snippets.multimodal_rope import mrope_axes, mrope_position_ids  # noqa: E402
 
 # strips 1, 2, 3: Qwen2-VL's sections, then Qwen3-VL's default sections, sectioned and

@@ -7,7 +7,7 @@ import math
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (HEAD, INK, LINE, MUTED, ON_DARK, PAPER, _num, _values, arrow, box, cell_color,
+from figures import (HEAD, INK, LINE, MUTED, ON_DARK, PAPER, _num, _values, arrow, box, cell_color,
                                   col_labels, figure, matrix, row_labels, text, tokens)
 from snippets.attention_weights import attention_weights, multi_head_attention_weights  # noqa: E402
 from snippets.grouped_query_attention import grouped_query_attention  # noqa: E402

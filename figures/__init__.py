@@ -37,7 +37,7 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "assets" / "figures"
 
 # --- the shared look -------------------------------------------------------------------------

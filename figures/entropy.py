@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from termbase.cli.figures import MUTED, figure, text
-from termbase.cli.figures.variants import FIRST, SECOND, Frame
+from figures import MUTED, figure, text
+from figures.variants import FIRST, SECOND, Frame
 from snippets.attention_entropy import entropy_floor, entropy_from_logits  # noqa: E402
 from snippets.logit_soft_capping import soft_cap  # noqa: E402
 from snippets.qk_norm import QKNormSelfAttention, logit_bound  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, WEIGHTS, col_labels, figure,
+from figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, WEIGHTS, col_labels, figure,
                                   matrix, row_labels, text)
 from snippets.document_masking import document_ids, document_mask, document_positions  # noqa: E402
 from snippets.prefix_lm_mask import prefix_lm_mask  # noqa: E402

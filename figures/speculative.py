@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from matplotlib.patches import Circle, Rectangle
 
-from termbase.cli.figures import (BOX, HEAD, INK, LINE, MUTED, PAPER, WEIGHTS, box, figure,
+from figures import (BOX, HEAD, INK, LINE, MUTED, PAPER, WEIGHTS, box, figure,
                                   masked_square, square, text)
 from snippets.tree_attention import tree_depths, verify_inputs  # noqa: E402
 

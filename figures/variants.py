@@ -14,7 +14,7 @@ import math
 import torch
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import INK, LINE, MUTED, SIGNED, cell_color, col_labels, figure, matrix, row_labels, text
+from figures import INK, LINE, MUTED, SIGNED, cell_color, col_labels, figure, matrix, row_labels, text
 from snippets.attention_sink import SinkCache, streaming_mask  # noqa: E402
 from snippets.linear_attention import multiply_adds  # noqa: E402
 from snippets.logit_soft_capping import soft_cap  # noqa: E402

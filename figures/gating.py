@@ -13,7 +13,7 @@ import torch
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Rectangle
 
-from termbase.cli.figures import HEAD, INK, MUTED, PAPER, _values, col_labels, figure, ink_on, matrix, row_labels, text
+from figures import HEAD, INK, MUTED, PAPER, _values, col_labels, figure, ink_on, matrix, row_labels, text
 from snippets.delta_rule import delta_rule_chunked, delta_rule_recurrent  # noqa: E402
 from snippets.hybrid_attention import cache_numbers, layer_types_from_interval  # noqa: E402
 from snippets.gated_attention import split_query_gate  # noqa: E402
@@ -94,7 +94,7 @@ def delta_rule_chunks(ax):
 def hybrid_cache(ax):
     """Numbers cached for one sequence against its length T (log-log), Qwen3NextConfig's default
     shapes: 48 full-attention layers against Qwen3-Next's 12 full-attention + 36 Gated DeltaNet."""
-    from termbase.cli.figures.variants import FIRST, SECOND, Frame
+    from figures.variants import FIRST, SECOND, Frame
 
     shape = dict(kv_heads=2, head_dim=256, state_numbers=32 * 128 * 128 + 8192 * 4)
     hybrid, dense = layer_types_from_interval(48, 4), layer_types_from_interval(48, 1)

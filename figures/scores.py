@@ -12,7 +12,7 @@ from snippets.additive_attention import AdditiveAttention
 from snippets.differential_attention import differential_attention, lambda_init
 from snippets.multiplicative_attention import LuongScore, luong_attention
 from snippets.sparse_attention import bigbird_layout, fixed_mask, strided_mask, tile_layout
-from termbase.cli.figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, SIGNED, WEIGHTS, _num, _values, cell_color,
+from figures import (INK, LINE, MASKED, MUTED, ON_DARK, PAPER, SIGNED, WEIGHTS, _num, _values, cell_color,
                                   col_labels, figure, matrix, row_labels, text, tokens)
 
 
