@@ -213,7 +213,9 @@ class Pages:
         out = [f'<nav class="termbase-az-letters" aria-label="{html.escape(self.t("letters"))}" markdown>\n{jump}\n</nav>\n']
         for letter in letters:
             if letter in filed:
-                out.append(f"## {letter} {{ #{self._anchor(letter)} }}\n")
+                # "\#": a heading of a bare "#" would be read as its closing sequence, and be empty
+                shown = "\\#" if letter == "#" else letter
+                out.append(f"## {shown} {{ #{self._anchor(letter)} }}\n")
                 out.append("\n".join(f"- {line}" for line in filed[letter]) + "\n")
         return "\n".join(out)
 

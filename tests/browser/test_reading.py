@@ -231,7 +231,7 @@ LOAD_ALL_IMAGES = """async () => {
 
 
 # Where an inline code span wraps onto another line, the text around the break: a reader
-# expects a long name to wrap after a dot, underscore, slash, hyphen, comma or space, or between
+# expects a long name to wrap after a dot, underscore, colon, slash, hyphen, comma or space, or between
 # the words of a camel-case name, never mid-word (a single part wider than the line excepted).
 CODE_BREAKS = """() => {
   const out = [];
@@ -247,7 +247,7 @@ CODE_BREAKS = """() => {
         if (rect.width === 0) continue;
         if (top !== null && rect.top > top + 2) {
           const before = text[at - 1], after = text[at];
-          const joint = /[._\\/\\s,\\-\u2026(]/.test(before) || (/[a-z]/.test(before) && /[A-Z]/.test(after));
+          const joint = /[._:\\/\\s,\\-\u2026(]/.test(before) || (/[a-z]/.test(before) && /[A-Z]/.test(after));
           const part = text.slice(0, at).split(/[._\\/\\s,\\-]/).pop() + text.slice(at).split(/[._\\/\\s,\\-]/)[0];
           if (!joint && part.length * 8 < code.parentElement.clientWidth)
             out.push(text + " breaks between '" + text.slice(Math.max(0, at - 8), at) + "' and '" + text.slice(at, at + 8) + "'");

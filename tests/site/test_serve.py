@@ -357,8 +357,10 @@ def test_under_serve_a_failing_check_and_a_failing_block_leave_every_page_answer
         scaffolded = subprocess.run([sys.executable, "-m", "termbase", "new", "key-padding"], cwd=project,
                                     capture_output=True, text=True, env=build_env())
         assert scaffolded.returncode == 0, scaffolded.stdout + scaffolded.stderr
-        da = wait_for(origin + "da/glossary/softmax/", lambda html: "unknown marker" in html, serve, log_path,
-                      "the Danish page's problem")
+        # The preview shows the broken marker in place at once; the problems box, with its
+        # path:line, comes with the rebuild that runs the check: wait for that.
+        da = wait_for(origin + "da/glossary/softmax/", lambda html: "Denne side har fejl" in html, serve,
+                      log_path, "the Danish page's problem")
         assert "Denne side har fejl" in da and "docs/glossary/softmax.da.md:3: unknown marker" in da
         en = wait_for(origin + "glossary/softmax/", lambda html: "expected &#x27;rows sum to 1: False&#x27;" in html,
                       serve, log_path, "the failing block")
