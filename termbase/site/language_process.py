@@ -98,12 +98,13 @@ def _worker_main(conn, config_file: str, docs_dir: str, lang: str, options: dict
     while True:
         try:
             request = conn.recv()
-        except (EOFError, KeyboardInterrupt):
+        except (EOFError, ConnectionError, KeyboardInterrupt):  # the parent has gone: nothing to build for
             return
         if request is None:
             return
         if "preview" in request:
-            conn.send(("preview", _preview(last, request, preview, publish)))
+            if not _answer(conn, ("preview", _preview(last, request, preview, publish))):
+                return
             continue
         last = None
         try:
@@ -132,7 +133,17 @@ def _worker_main(conn, config_file: str, docs_dir: str, lang: str, options: dict
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
+        if not _answer(conn, reply):
+            return
+
+
+def _answer(conn, reply) -> bool:
+    """Send `reply`; False when the parent has gone (serve stopped mid-build), which ends the child."""
+    try:
         conn.send(reply)
+    except (ConnectionError, EOFError):
+        return False
+    return True
 
 
 def _preview(last, request: dict, preview, publish) -> list[str]:

@@ -325,10 +325,11 @@ BROKEN_MARKER = "{{ sumary }}"
 
 
 def wait_for(url: str, condition, serve, log_path, what: str, timeout: float = 900) -> str:
-    """The page at `url` once `condition(page)` holds (a rebuild may be under way)."""
+    """The page at `url` once `condition(page)` holds (a rebuild may be under way), read as its
+    text reads: without the <wbr> that code gets at each path separator (see pages.breakable_code)."""
     deadline = time.monotonic() + timeout
     while True:
-        page = fetch_built(url, serve, log_path)
+        page = fetch_built(url, serve, log_path).replace("<wbr>", "")
         if condition(page):
             return page
         assert time.monotonic() < deadline, f"{what} never showed at {url}:\n{read_log(log_path)[-3000:]}"
@@ -370,11 +371,11 @@ def test_under_serve_a_failing_check_and_a_failing_block_leave_every_page_answer
             entry = wait_for(f"{origin}{lang}glossary/key-padding/", lambda html: "termbase-draft" in html, serve,
                              log_path, "the draft")
             assert draft in entry and re.search(rf"key-padding\.{lang[:-1] or 'en'}\.md:\d+: unfilled placeholder", entry)
-        es = fetch_built(origin + "es/glossary/softmax/", serve, log_path)  # embeds the block too
+        es = wait_for(origin + "es/glossary/softmax/", lambda html: True, serve, log_path, "es")  # embeds the block too
         assert "Esta página tiene problemas" in es and "rows sum to 1: False" in es
         notices = {"": "The sources have", "es/": "Las fuentes tienen", "da/": "Kilderne har"}
         for url in ["", "glossary/", "glossary/attention/", "es/", "da/", "da/glossary/attention/"]:
-            other = fetch_built(origin + url, serve, log_path)
+            other = wait_for(origin + url, lambda html: True, serve, log_path, url)
             notice = notices[url[:3] if url[:3] in notices else ""]
             assert re.search(rf"{notice} \d+ ", other) and "termbase-problems" in other, f"{url} names no problem"
         page.write_text(good_page, encoding="utf-8")

@@ -193,3 +193,18 @@ def test_the_default_language_failing_under_serve_shows_at_the_site_root(tmp_pat
     failure_pages(TermBase(PROJECT), str(tmp_path), "en", "its process ended (exit code -9)")
     assert "exit code -9" in (tmp_path / "glossary" / "softmax" / "index.html").read_text(encoding="utf-8")
     assert (tmp_path / "404.html").is_file() and not (tmp_path / "en").exists()
+
+
+def test_a_child_whose_parent_has_gone_ends_quietly(capsys):
+    """Serve stopped (Ctrl+C, or a test's terminate) while a child held an unread answer: its
+    pipe reads 'connection reset', not EOF. The child ends without a traceback either way."""
+    from termbase.site.language_process import _answer, _worker_main
+
+    for unread in (True, False):
+        parent, child = multiprocessing.Pipe()
+        if unread:
+            child.send(("ok", None))  # the parent never read it: the reset comes from this
+        parent.close()
+        _worker_main(child, "mkdocs.yml", "docs", "da", {}, logging.WARNING, "mkdocs")
+        assert not _answer(child, ("ok", None)), "an answer to a parent that has gone is not sent"
+    assert "Traceback" not in capsys.readouterr().err
