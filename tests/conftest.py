@@ -11,25 +11,45 @@ from termbase.run.cache import Cache
 from tests.site.sitetools import PROJECT, ROOT, mkdocs_build
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """The whole site, built once per test run exactly as `mkdocs build --strict` builds it.
-    The test processes (pytest-xdist's workers, pytest.ini) share it: the first that needs it
-    builds it while holding a lock; the others wait for it and read the same folder."""
+def _once_per_run(tmp_path_factory, name: str, make) -> dict:
+    """`make(folder)` run once per test run, its JSON-able result kept beside `folder`. The test
+    processes (pytest-xdist's workers, pytest.ini) share it: the first that needs it makes it
+    while holding a lock; the others wait for it and read the same folder."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the workers' base folders are siblings in one folder of the run
-    site, log = shared / "built-site", shared / "built-site.json"
-    with open(shared / "built-site.lock", "a") as lock:
+    folder, log = shared / name, shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not log.exists():
-            # The hosted repository's address, as the deploy workflow passes it (docs/how-it-works.en.md: Deployment).
-            done = mkdocs_build(ROOT, site, REPO_URL="https://github.com/attention-glossary/attention-glossary")
-            log.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
-                                       "stderr": done.stderr, "args": done.args}), encoding="utf-8")
-    result = subprocess.CompletedProcess(**json.loads(log.read_text(encoding="utf-8")))
+            log.write_text(json.dumps(make(folder)), encoding="utf-8")
+    return {"folder": folder, **json.loads(log.read_text(encoding="utf-8"))}
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The whole site, built once per test run exactly as `mkdocs build --strict` builds it."""
+    def build(site):
+        # The hosted repository's address, as the deploy workflow passes it (docs/how-it-works.en.md: Deployment).
+        done = mkdocs_build(ROOT, site, REPO_URL="https://github.com/attention-glossary/attention-glossary")
+        return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr, "args": done.args}
+
+    made = _once_per_run(tmp_path_factory, "built-site", build)
+    result = subprocess.CompletedProcess(**{k: made[k] for k in ("args", "returncode", "stdout", "stderr")})
     assert result.returncode == 0, result.stdout + result.stderr
-    return site, result
+    return made["folder"], result
+
+
+@pytest.fixture(scope="session")
+def variant_site(tmp_path_factory):
+    """One copy with a scaffolded entry, an outdated translation and a fourth language, built
+    once per run (tests/site/variant.py): (project, site, {command: its result})."""
+    from tests.site import variant
+
+    made = _once_per_run(tmp_path_factory, "variant", lambda folder: variant.make(folder))
+    ran = {k: subprocess.CompletedProcess([k], **v) for k, v in made.items() if k != "folder"}
+    assert ran["build"].returncode == 0, ran["build"].stdout + ran["build"].stderr
+    return made["folder"] / "project", made["folder"] / "site", ran
 
 
 # The files that take longest (pytest --durations=0 summed per file, 2026-12-02, 2 cores), in that
@@ -44,7 +64,7 @@ LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/site/test_contrib
 
 # What makes a test `slow`: it builds, serves or copies a project (these names, reached from the
 # test or its fixtures through the module's own functions). `browser`: it is under tests/browser.
-SLOW_NAMES = {"built_site", "copy_project", "mkdocs_build", "mkdocs_serve", "committed_copy"}
+SLOW_NAMES = {"built_site", "variant_site", "copy_project", "mkdocs_build", "mkdocs_serve", "committed_copy"}
 
 
 def _reaches_slow(func, module, seen) -> bool:

@@ -4,16 +4,15 @@ leaves nothing behind; `new` scaffolds what `check` then demands; exports parse.
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from xml.etree import ElementTree as ET
 
 import pytest
 
 from termbase.core import export
 from termbase.core.model import TermBase
-from tests.site.sitetools import LANGS, PROJECT, ROOT, build_env, copy_project, mkdocs_build
+from tests.site import variant
+from tests.site.sitetools import LANGS, PROJECT, ROOT, copy_project, mkdocs_build, prefix
+from tests.site.variant import edit, git, termbase_cli
 
 BASE = TermBase(PROJECT)
 
@@ -22,17 +21,6 @@ def terms():
     return BASE.terms
 
 ENTRY = "multi-head-attention"
-
-
-def termbase_cli(project, *args):
-    return subprocess.run([sys.executable, "-m", "termbase", *args], cwd=project,
-                          capture_output=True, text=True, env=build_env())
-
-
-def edit(path, old, new):
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 def prepend(path, text):
@@ -371,40 +359,31 @@ def test_exports_are_published_and_linked(built_site):
         assert 'href="../termbase.tbx"' in index and 'href="../termbase.csv"' in index
 
 
-def _git(project, *args, when):
-    env = build_env(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, env=env)
-
-
 def committed_copy(target):
     """A copy of the project as one commit of 2026-01-01, for edits dated after it."""
     project = copy_project(target)
     for args in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "all")):
-        _git(project, *args, when="2026-01-01T00:00:00")
+        git(project, *args, when="2026-01-01T00:00:00")
     return project
 
 
-def test_outdated_translation_is_flagged_on_the_page_and_in_status(tmp_path):
-    project = committed_copy(tmp_path / "project")
-    edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA new English sentence.\n")
-    _git(project, "commit", "-qam", "English changed", when="2026-02-01T00:00:00")
-    status = termbase_cli(project, "status")
-    assert f"es: glossary/{ENTRY}.md outdated" in status.stdout and f"da: glossary/{ENTRY}.md outdated" in status.stdout
+def test_outdated_translation_is_flagged_on_the_page_and_in_status(variant_site):
+    """An English page edited in a commit after its translations' (tests/site/variant.py)."""
+    _, site, ran = variant_site
+    entry = variant.OUTDATED
+    status = ran["status"]
+    assert f"es: glossary/{entry}.md outdated" in status.stdout and f"da: glossary/{entry}.md outdated" in status.stdout
     assert "Dansk" in status.stdout and "1 outdated" in status.stdout
-    site = tmp_path / "site"
-    built = mkdocs_build(project, site)
-    assert built.returncode == 0, built.stdout + built.stderr
-    da = (site / "da/glossary" / ENTRY / "index.html").read_text(encoding="utf-8")
+    da = (site / "da/glossary" / entry / "index.html").read_text(encoding="utf-8")
     assert "Denne oversættelse er ældre end den seneste ændring af den engelske original." in da
-    assert f'href="/glossary/{ENTRY}/"' in da
-    en = (site / "glossary" / ENTRY / "index.html").read_text(encoding="utf-8")
+    assert f'href="/glossary/{entry}/"' in da
+    en = (site / "glossary" / entry / "index.html").read_text(encoding="utf-8")
     assert "admonition warning" not in en
     fresh = (site / "da/index.html").read_text(encoding="utf-8")
     assert "ældre end den seneste" not in fresh
     # <wbr>: where a long inline path may wrap on a phone (termbase/site/pages.py, breakable_code)
     status_page = (site / "es/status/index.html").read_text(encoding="utf-8").replace("<wbr>", "")
-    assert f"glossary/{ENTRY}.md" in status_page and "Sin actualizar" in status_page
+    assert f"glossary/{entry}.md" in status_page and "Sin actualizar" in status_page
 
 
 def test_commit_trailers_say_which_english_edits_translations_follow(tmp_path):
@@ -412,56 +391,25 @@ def test_commit_trailers_say_which_english_edits_translations_follow(tmp_path):
     `Translation-reviewed: <file>` marks one translation checked (docs/how-it-works.en.md, Decisions)."""
     project = committed_copy(tmp_path / "project")
     edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA respelled sentence.\n")
-    _git(project, "commit", "-qam", "Respell\n\nTranslations: unaffected", when="2026-02-01T00:00:00")
+    git(project, "commit", "-qam", "Respell\n\nTranslations: unaffected", when="2026-02-01T00:00:00")
     assert "outdated" not in termbase_cli(project, "status").stdout.split("\n", 2)[-1]
     edit(project / f"docs/glossary/{ENTRY}.en.md", "## Origin", "## Origin\n\nA new English sentence.\n")
-    _git(project, "commit", "-qam", "English changed", when="2026-03-01T00:00:00")
+    git(project, "commit", "-qam", "English changed", when="2026-03-01T00:00:00")
     status = termbase_cli(project, "status").stdout
     assert f"es: glossary/{ENTRY}.md outdated" in status and f"da: glossary/{ENTRY}.md outdated" in status
-    _git(project, "commit", "-q", "--allow-empty", "-m",
+    git(project, "commit", "-q", "--allow-empty", "-m",
          f"Checked\n\nTranslation-reviewed: docs/glossary/{ENTRY}.da.md", when="2026-04-01T00:00:00")
     status = termbase_cli(project, "status").stdout
     assert f"es: glossary/{ENTRY}.md outdated" in status and f"da: glossary/{ENTRY}.md" not in status
 
 
-def test_a_scaffolded_entry_filled_in_builds_in_every_language(tmp_path):
-    """What the contributing page walks a newcomer through: new, fill in, check, build."""
-    project = copy_project(tmp_path / "project")
-    assert termbase_cli(project, "new", "key-padding").returncode == 0
-    record = project / "termbase/data/terms/key-padding.yml"
-    record.write_text(
-        "category: mechanism\nlevel: beginner\nrelated: [attention-mask]\nsources: [pytorch-mha]\n"
-        "formula:\n  - y = x\ncode:\n  - [snippets/key_padding.py:code, snippets/key_padding.py:demo]\n"
-        "en: {term: key padding, short: Padding on the key side.,\n"
-        "     names: {key padding: {status: preferred, type: fullForm}}}\n"
-        "es: {term: relleno de claves, short: Relleno del lado de las claves.,\n"
-        "     names: {relleno de claves: {status: preferred, type: fullForm, gender: masculine, proposed: true}}}\n"
-        "da: {term: nøgle-padding, short: Padding på nøglesiden.,\n"
-        "     names: {nøgle-padding: {status: preferred, type: fullForm, gender: common, proposed: true}}}\n",
-        encoding="utf-8")
-    # A sentence in each page's language for every placeholder line (the checker spells them).
-    sentences = {"en": "Key padding hides the padded keys.", "es": "El relleno de claves oculta las claves vacías.",
-                 "da": "Padding på nøglesiden skjuler de tomme nøgler."}
-    for lang, sentence in sentences.items():
-        path = project / f"docs/glossary/key-padding.{lang}.md"
-        lines = [(f"1. **{sentence}**" if line.startswith("1. ") else f"   *{sentence}*" if line.startswith("   *")
-                  else sentence) if "TODO(termbase)" in line else line
-                 for line in path.read_text(encoding="utf-8").splitlines()]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    snippet = project / "snippets/key_padding.py"
-    snippet.write_text(snippet.read_text(encoding="utf-8").replace("TODO(termbase)", "Filled in"), encoding="utf-8")
-    test = project / "tests/test_key_padding.py"
-    test.write_text(test.read_text(encoding="utf-8").replace(
-        'pytest.fail("TODO(termbase): compare key_padding with torch\'s reference implementation")',
-        "assert key_padding(1) == 1"), encoding="utf-8")
-    quick = termbase_cli(project, "test", "key-padding")
-    assert quick.returncode == 0, quick.stdout + quick.stderr
-    assert "prints what its test declares" in quick.stdout
-    checked = termbase_cli(project, "check")
-    assert checked.returncode == 0, checked.stdout
-    site = tmp_path / "site"
-    built = mkdocs_build(project, site)
-    assert built.returncode == 0, built.stdout + built.stderr
-    for prefix, name in (("", "key padding"), ("es/", "relleno de claves"), ("da/", "nøgle-padding")):
-        page = (site / prefix / "glossary/key-padding/index.html").read_text(encoding="utf-8")
+def test_a_scaffolded_entry_filled_in_builds_in_every_language(variant_site):
+    """What the contributing page walks a newcomer through: new, fill in (tests/site/variant.py),
+    the quick check, check, build."""
+    _, site, ran = variant_site
+    assert ran["quick"].returncode == 0, ran["quick"].stdout + ran["quick"].stderr
+    assert "prints what its test declares" in ran["quick"].stdout
+    assert ran["check"].returncode == 0, ran["check"].stdout
+    for lang, name in variant.SCAFFOLDED_NAMES.items():
+        page = (site / prefix(lang) / f"glossary/{variant.SCAFFOLDED}/index.html").read_text(encoding="utf-8")
         assert name.capitalize() in page and "language-python" in page
