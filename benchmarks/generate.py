@@ -74,6 +74,12 @@ def term_names(i: int) -> dict[str, str]:
     return {"en": f"attention variant {i}", "es": f"variante de atención {i}", "da": f"attention-variant {i}"}
 
 
+# The grammatical gender of each name above, where the language has one ("variante" is
+# feminine, "variant" common), and `proposed: true`: the names are this generator's own, and the
+# term base asks a preferred term for an attestation or that mark (termbase/data/terms/README.md).
+GENDER = {"es": "feminine", "da": "common"}
+
+
 # Sentences of real words in each language (hunspell's dictionaries, no form the style guides
 # or the term base avoid). {other} and {other2} are the names of other generated terms, so that
 # the tooltips of every page have names to link, as on the real site.
@@ -89,7 +95,7 @@ PROSE = {
         "shapes $(B, h, T, d_k)$ it works on.",
     ],
     "es": [
-        "Esta variante compara las consultas $Q$ con las claves $K$ en otro orden antes de la "
+        "Esta variante compara las consultas $Q$ con las claves $K$ en otro orden antes del "
         "softmax y conserva los valores $V$ tal como son.",
         "Se usa cuando la longitud de la secuencia $n$ crece y la matriz de puntuaciones completa, "
         "con su coste de $O(n^2 d)$, empieza a dominar cada paso de entrenamiento.",
@@ -212,6 +218,9 @@ def _record(templates: Path, ui: dict, i: int, related: list[str], module: str, 
     for lang in LANGS:
         local = record[lang]
         local["short"] = SHORT[lang].format(i=i)
+        for about in (local.get("names") or {}).values():
+            if lang in GENDER:
+                about.update(gender=GENDER[lang], proposed=True)
         for key, value in list(local.items()):
             if isinstance(value, str) and PLACEHOLDER in value:
                 local[key] = names[lang]
@@ -290,7 +299,8 @@ def termbase_check(project: Path, generated: list[str] | None = None) -> dict:
     problems = [line for line in result.stdout.splitlines() if re.match(r"^[^\s:]+:\d+: ", line)]
     marks = tuple(generated or ()) + ("attention_variant_code_", "attention-variant-")
     ours = [p for p in problems if any(m in p.split(":", 1)[0] for m in marks)]
-    return {"passes": result.returncode == 0, "problems": len(problems), "generated_problems": ours[:40],
+    return {"passes": result.returncode == 0, "problems": len(problems), "generated_count": len(ours),
+            "generated_problems": ours[:40],  # the first 40 of each kind, as examples
             "real_site_problems": [p for p in problems if p not in ours][:40],
             "output_tail": (result.stdout + result.stderr)[-3000:] if result.returncode else ""}
 

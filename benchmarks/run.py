@@ -97,7 +97,7 @@ def _check_state(project: Path, results: dict, key: str) -> bool:
     results.setdefault("check", {})[key] = state
     if not state["passes"]:
         log(f"{key}: termbase check finds {state['problems']} problem(s) "
-            f"({len(state['generated_problems'])} in generated files); builds go on past them")
+            f"({state['generated_count']} in generated files); builds go on past them")
     return not state["passes"]
 
 
@@ -220,7 +220,7 @@ def bench_scale(args, tmp: Path, results: dict) -> None:
         info["generate_s"] = time.perf_counter() - start
         ignore = _check_state(project, results, f"scale-{n}")
         info["check_passes"] = results["check"][f"scale-{n}"]["passes"]
-        info["check_problems_in_generated_files"] = results["check"][f"scale-{n}"]["generated_problems"]
+        info["check_problems_in_generated_files"] = results["check"][f"scale-{n}"]["generated_count"]
         logs = sites.Logs(tmp / "logs", f"scale-{n}", ignore_check=ignore)
         site = tmp / f"scale-{n}-site"
         # the first cold build makes the Markdown twins the plain projects are made of
