@@ -46,7 +46,7 @@ def variant_site(tmp_path_factory):
     once per run (tests/site/variant.py): (project, site, {command: its result})."""
     from tests.site import variant
 
-    made = _once_per_run(tmp_path_factory, "variant", lambda folder: variant.make(folder))
+    made = _once_per_run(tmp_path_factory, "variant", variant.make)
     ran = {k: subprocess.CompletedProcess([k], **v) for k, v in made.items() if k != "folder"}
     assert ran["build"].returncode == 0, ran["build"].stdout + ran["build"].stderr
     return made["folder"] / "project", made["folder"] / "site", ran
