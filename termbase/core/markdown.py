@@ -29,8 +29,8 @@ ENTRY_PAGE = re.compile(rf"glossary/({SLUG.pattern})\.md")
 FENCE_OPEN = re.compile(r"""^(?P<indent>\s*)(?P<mark>`{3,}|~{3,})
     (?:[ \t]*\.?(?P<lang>[\w\#.+-]+)(?=[ \t]|$))?
     (?:[ \t]*\{[^\n]*\}|(?:[ \t]*[a-zA-Z]\w*(?:=(?:"[^"]*"|'[^']*'))?(?=[ \t]|$))+)?[ \t]*$""", re.X)
-CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.S)  # may run over the lines of a paragraph
 BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s|#|>|!!!|\?\?\?|===)")
+ONE_LINE_BLOCK = re.compile(r"^\s*(?:#|!!!|\?\?\?|===)")  # a heading or a title: the next line is a new paragraph
 BRACES = re.compile(r"\{\{(.*?)\}\}")
 MARKER_NAME = re.compile(r"[a-z_]+")
 CLAIM = re.compile(r"\s*claim\s*:(.*)", re.S)
@@ -69,18 +69,30 @@ class Fence:
     def is_python(self) -> bool:
         return self.lang in PYTHON
 
-    def closes(self, line: str) -> bool:
-        return _closes(self.mark, line)
-
-
-def _closes(mark: str, line: str) -> bool:
-    """pymdownx.superfences closes a fence only with the same run of backticks or tildes."""
-    return line.strip() == mark
-
 
 def opens_fence(line: str) -> re.Match | None:
-    """The opening of a fence, or None. A fence that no line closes is no fence: Python-Markdown shows it as text, and so does `scan`."""
+    """The opening of a fence, or None. A fence that no line closes is no fence: Python-Markdown
+    shows it and every line after it as text (no later fence opens), and so does `scan`
+    (`_fence_end`)."""
     return FENCE_OPEN.match(line)
+
+
+def _fence_end(bare: list[str], index: int, match: re.Match) -> tuple[str, int]:
+    """How pymdownx.superfences ends the fence that opens on bare[index]: ("closed", index of its
+    closing line), ("broken", index of a line indented less than the fence, which ends it as
+    no fence) or ("open", len(bare)): never closed, so it and every line after it are text.
+    The closing line is the same run of backticks or tildes at the fence's own indentation."""
+    indent, mark = len(match["indent"]), match["mark"]
+    for later in range(index + 1, len(bare)):
+        line = bare[later]
+        if not line.strip():
+            continue
+        if len(line) - len(line.lstrip(" \t")) < indent:
+            return "broken", later
+        content = line[indent:]
+        if content.startswith(mark) and not content[len(mark):].strip(" \t"):
+            return "closed", later
+    return "open", len(bare)
 
 
 @dataclass(frozen=True)
@@ -102,13 +114,15 @@ def scan(text: str) -> list[Line]:
         close = next((i for i, line in enumerate(bare[1:], 1) if line == "---"), None)
         front_end = close + 1 if close is not None else 0
     fence: Fence | None = None
+    closing = -1  # index of the open fence's closing line
+    text_until = -1  # lines up to this index are text: a fence that superfences drops
     math = False
     for index, (line, full) in enumerate(zip(bare, raw)):
         number, end = index + 1, full[len(line):]
         if index < front_end:
             kind = FRONT
         elif fence is not None:
-            if fence.closes(line):
+            if index == closing:
                 fence.end, kind = number, FENCE
             else:
                 fence.body.append((number, line))
@@ -120,11 +134,17 @@ def scan(text: str) -> list[Line]:
         elif math:
             kind = MATH if line.strip() == "$$" else FORMULA
             math = kind != MATH
-        elif (match := opens_fence(line)) and any(_closes(match["mark"], x) for x in bare[index + 1:]):
-            lang = match.group("lang") or next(iter(re.findall(r"\{\s*\.([\w#+-]+)", line)), "")
-            fence = Fence(number, lang.lower(), match.group("indent"), match.group("mark"))
-            out.append(Line(number, line, FENCE, end, fence))
-            continue
+        elif index <= text_until:
+            kind = TEXT
+        elif match := opens_fence(line):
+            how, stop = _fence_end(bare, index, match)
+            if how == "closed":
+                lang = match.group("lang") or next(iter(re.findall(r"\{\s*\.([\w#+-]+)", line)), "")
+                fence = Fence(number, lang.lower(), match.group("indent"), match.group("mark"))
+                closing = stop
+                out.append(Line(number, line, FENCE, end, fence))
+                continue
+            kind, text_until = TEXT, stop
         elif line.strip() == "$$":
             kind, math = MATH, True
         else:
@@ -143,7 +163,8 @@ def fences(text: str) -> list[Fence]:
 
 def prose(text: str) -> list[tuple[Line, str]]:
     """Each prose line with its code spans blanked. A code span may run over the lines of one
-    paragraph, as Python-Markdown reads it; a blank line, fence or new block ends the paragraph."""
+    paragraph, as Python-Markdown reads it; a blank line, fence or new block ends the paragraph,
+    and a heading or an admonition's title is a paragraph of one line."""
     out: list[tuple[Line, str]] = []
     paragraph: list[Line] = []
 
@@ -158,6 +179,8 @@ def prose(text: str) -> list[tuple[Line, str]]:
             close()
         if line.kind == TEXT:
             paragraph.append(line)
+            if ONE_LINE_BLOCK.match(line.text):
+                close()
     close()
     return out
 
@@ -167,9 +190,58 @@ def text_lines(text: str) -> list[tuple[int, str]]:
     return [(line.number, line.text) for line in scan(text) if line.kind == TEXT]
 
 
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each code span, found as Python-Markdown 3.11's backtick processor finds
+    them (it runs first on a paragraph's text): an opening run of n backticks closes at the next
+    run of exactly n; failing that, a shorter run closes it and the extra opening ticks are text;
+    failing both, the opening run is text and the search goes on from past it. Past it means
+    2 n ticks on, as Python-Markdown counts, which can land inside a longer run: so
+    '``` ````' + 'x' + '````' holds no code span, where CommonMark would see one."""
+    spans: list[tuple[int, int]] = []
+    position, last = 0, len(text)
+    while (match := _TICK.search(text, position)) is not None:
+        # Pairs of backslashes before ticks are escaped backslashes, and the ticks after them
+        # then open as if nothing stood before them.
+        begin = start = match.end() if match.group(1) else match.start()
+        ticks = 0
+        while start < last and text[start] == "`":
+            ticks, start = ticks + 1, start + 1
+        longest, end, index, closing = 0, 0, start, None
+        while index < last:
+            run = 0
+            while index < last and text[index] == "`":
+                run, index = run + 1, index + 1
+            if not run:
+                index += 1
+                continue
+            if run == ticks:
+                closing = (start, index - run)
+                break
+            if run > longest:
+                longest, end = run, index
+        if closing is None and 0 < longest < ticks:
+            closing = (start - (ticks - longest), end - longest)
+        if closing is None:
+            position = start + ticks
+            continue
+        inner, stop = closing
+        spans.append((begin, stop + (inner - begin)))
+        position = stop + (inner - begin)
+    return spans
+
+
+_TICK = re.compile(r"(?:(?<!\\)((?:\\{2})+)(?=`+)|(?<!\\)`)")  # Python-Markdown's BACKTICK_RE
+
+
 def blank_code(line: str) -> str:
-    """The line with each code span replaced by spaces (columns stay)."""
-    return CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), line)
+    """The line (or a paragraph's lines) with each code span replaced by spaces: columns and line
+    breaks stay."""
+    chars = list(line)
+    for start, end in code_spans(line):
+        for index in range(start, end):
+            if chars[index] != "\n":
+                chars[index] = " "
+    return "".join(chars)
 
 
 @dataclass(frozen=True)

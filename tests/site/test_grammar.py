@@ -58,6 +58,11 @@ def outside_code(text: str) -> str:
 @example("{{summary}}")
 @example("{{ summary }}\n\nIt is fast. " + f"{{{{ claim:{CLAIM} }}}}")
 @example("```python\n{{ summary }}\n```")
+@example("``` ````\n{{ summary }}\n````")  # no code span for Python-Markdown, one for CommonMark
+@example("```python\n~~~ {{ summary }}\n~~~")  # no fence opens after one that never closes
+@example("## Notes ```python\n{{ summary }} ```python")  # a heading is a paragraph of its own
+@example(" ```text\n{{ summary }}\n\n```")  # a line indented less than its fence breaks it
+@example("```python\n{{ summary }}\n\n ```")  # a fence closes at its own indentation only
 def test_a_page_the_check_accepts_renders_every_marker_and_claim(text):
     problems = check(text)
     source_view = outside_code(text)
@@ -69,6 +74,21 @@ def test_a_page_the_check_accepts_renders_every_marker_and_claim(text):
     if "{{" in rendered:  # shown as typed: the check names a line that holds it
         lines = text.splitlines()
         assert any("{{" in lines[p.line - 1] for p in problems if 0 < p.line <= len(lines)), (text, problems)
+
+
+TICKS = st.lists(st.sampled_from(["`", "``", "```", "````", "a", " ", "\\", "\\\\", "{{ s }}", "\n"]),
+                 min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(TICKS.filter(lambda t: t.strip() and all(line.strip() and line[0] != " " for line in t.split("\n"))))
+@example("``` ````\n{{ s }}\n````")
+@example("\\\\``````{{ s }}``````")
+def test_code_spans_are_where_python_markdown_puts_them(paragraph):
+    html = python_markdown.markdown(paragraph)
+    assert html.count("<code>") == len(markdown.code_spans(paragraph)), (paragraph, html)
+    shown = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+    assert ("{{ s }}" in shown) == ("{{ s }}" in markdown.blank_code(paragraph)), (paragraph, html)
 
 
 @pytest.mark.parametrize("written", ["{{summary}}", "{{ summary}}", "{{summary }}", "{{  summary  }}",

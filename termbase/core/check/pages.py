@@ -121,7 +121,8 @@ def _check_page(base: TermBase, page: PageText, neutral_pages: set[str], report)
         elif line.kind == markdown.TEXT:
             if markdown.opens_fence(text):
                 report.add(page.path, number, "code fence is never closed (the page would show its lines as text)",
-                           f"add a `{markdown.opens_fence(text)['mark']}` line after the code")
+                           f"add a `{markdown.opens_fence(text)['mark']}` line after the code, indented as the fence,"
+                           " and indent no line inside it less than the fence")
             _prose_line(base, page, number, text, blanked[number], is_entry, neutral_pages, report)
     if display_math is not None:
         report.add(page.path, display_math[0], "a display formula ($$) is never closed", "add a `$$` line after it")
