@@ -27,9 +27,11 @@ ZENSICAL = "0.0.73"  # the newest that installs from this machine's package inde
 ZENSICAL_VENV = WORK / "zensical-venv"
 PROPERDOCS = "1.6.7"
 PROPERDOCS_VENV = WORK / "properdocs-venv"
-# What a build of this site needs in ProperDocs' own venv: the site's requirements that the
-# build imports (not the test tools), at the versions constraints.txt pins.
-PROPERDOCS_NEEDS = ["torch", "numpy", "matplotlib", "mkdocs-material", "pymdown-extensions", "mkdocs-jupyter",
+# What a build of this site needs in ProperDocs' own venv: torch from requirements-torch.txt
+# (constraints.txt does not pin it, and the build refuses any torch but the pinned one), then
+# the site's requirements that the build imports (not the test tools), at the versions
+# constraints.txt pins.
+PROPERDOCS_NEEDS = ["numpy", "matplotlib", "mkdocs-material", "pymdown-extensions", "mkdocs-jupyter",
                     "jupytext", "nbclient", "nbformat", "ipykernel", "latex2mathml", "PyYAML"]
 
 
@@ -146,15 +148,20 @@ def ensure_properdocs(project: Path, constraints: Path, install: bool = True) ->
     still runs the copy it is started in)."""
     python = PROPERDOCS_VENV / "bin" / "python"
     out = {"pinned": PROPERDOCS, "venv": str(PROPERDOCS_VENV)}
+    pin = re.search(r"^torch==([\w.]+)", (project / "requirements-torch.txt").read_text(encoding="utf-8"), re.M)
+    torch = (_installed(python, "torch") or "").split("+")[0]
     ready = (_installed(python, "properdocs") == PROPERDOCS and _installed(python, "attention-glossary-termbase")
-             and _installed(python, "torch"))
+             and pin is not None and torch == pin.group(1))
     if not ready:
         if not install:
             return {**out, "ok": False, "how": f"not installed in {PROPERDOCS_VENV}; run without --no-install"}
         log("installing properdocs", PROPERDOCS, "and the site's build requirements into", PROPERDOCS_VENV)
         python = _venv(PROPERDOCS_VENV)
-        code, text = _pip(python, "install", "-q", "-c", str(constraints), f"properdocs=={PROPERDOCS}",
-                          *PROPERDOCS_NEEDS)
+        code, text = _pip(python, "install", "-q", "--retries", "0", "--timeout", "10", "-r",
+                          str(project / "requirements-torch.txt"))
+        if code == 0:
+            code, text = _pip(python, "install", "-q", "-c", str(constraints), f"properdocs=={PROPERDOCS}",
+                              *PROPERDOCS_NEEDS)
         if code == 0:
             code, text = _pip(python, "install", "-q", "--no-deps", str(project))
         if code:
