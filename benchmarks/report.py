@@ -254,7 +254,9 @@ def targets(r: dict) -> list[dict]:
         total = builds["build"] + builds["serve"]
         out.append(_target("full builds of the real site per run of the whole test command", "≤ 3",
                            f"{total} ({builds['build']} `mkdocs build`, {builds['serve']} `mkdocs serve`; "
-                           f"{builds['in_repository']} in the repository, the rest in copies)",
+                           f"{builds['in_repository']} in the repository, the rest in copies; besides them "
+                           f"{builds.get('small_project', '?')} of the small fixture project and "
+                           f"{builds.get('refused', '?')} refused by the check)",
                            total <= 3, f"{total - 3} builds",
                            "each test that breaks or varies the project builds its own copy of it",
                            "one session-scoped variant build, and a small fixture project for the machinery tests"))

@@ -72,6 +72,20 @@ def time_quick_check(slug: str = QUICK_CHECK_ENTRY) -> dict:
             "last_line": (run.output.strip().splitlines() or [""])[-1][:300]}
 
 
+def count_builds(started: list[list[str]]) -> dict:
+    """The full builds of the real site among the builds and serves a session started (lines of
+    benchmarks/count_builds.py): a serve, or a build that succeeded, of a project with at least
+    the real site's pages. Builds refused by the check, and builds of the small fixture
+    project, are counted apart."""
+    real_pages = sum(1 for _ in (ROOT / "docs").rglob("*.md"))
+    full = [row for row in started if int(row[2]) >= real_pages and (row[0] == "serve" or row[3] == "0")]
+    return {"build": sum(1 for row in full if row[0] == "build"), "serve": sum(1 for row in full if row[0] == "serve"),
+            "in_repository": sum(1 for row in full if Path(row[1]).resolve() == ROOT.resolve()),
+            "small_project": sum(1 for row in started if int(row[2]) < real_pages),
+            "refused": sum(1 for row in started if int(row[2]) >= real_pages and row[0] == "build" and row[3] != "0"),
+            "started": len(started)}
+
+
 def time_session(args: list[str], env_extra: dict | None = None) -> dict:
     with tempfile.NamedTemporaryFile(prefix="bench-builds-", delete=False) as fh:
         builds_log = Path(fh.name)
@@ -80,8 +94,7 @@ def time_session(args: list[str], env_extra: dict | None = None) -> dict:
                   cwd=ROOT, env=build_env(TERMBASE_BENCH_BUILD_LOG=str(builds_log), **(env_extra or {})), timeout=3600)
     started = [line.split("\t") for line in builds_log.read_text(encoding="utf-8").splitlines() if "\t" in line]
     builds_log.unlink(missing_ok=True)
-    builds = {"build": sum(1 for c, _ in started if c == "build"), "serve": sum(1 for c, _ in started if c == "serve"),
-              "in_repository": sum(1 for _, where in started if Path(where).resolve() == ROOT.resolve())}
+    builds = count_builds(started)
     lines = [line for line in run.output.strip().splitlines() if line.strip()]
     tail = next((line for line in reversed(lines) if SUMMARY.search(line) and " in " in line), lines[-1] if lines else "")
     counts = {kind: int(n) for n, kind in SUMMARY.findall(tail)}

@@ -90,8 +90,12 @@ def test_the_suite_counts_the_builds_its_tests_start(tmp_path):
     """benchmarks/count_builds.py, loaded into a pytest session as the benchmark loads it."""
     (tmp_path / "test_starts.py").write_text(
         "import subprocess, sys\n"
-        "def test_builds():\n"
+        "def test_builds(tmp_path):\n"
         "    subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--help'], capture_output=True)\n"
+        "    subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--no-such-option'], capture_output=True)\n"
+        "    (tmp_path / 'docs').mkdir()\n"
+        "    (tmp_path / 'docs' / 'index.md').write_text('# Small')\n"
+        "    subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--help'], cwd=tmp_path, capture_output=True)\n"
         "    subprocess.run([sys.executable, '-c', 'pass'])\n"
         "def test_serves():\n"
         "    subprocess.Popen([sys.executable, '-m', 'mkdocs', 'serve', '--help'],\n"
@@ -101,4 +105,9 @@ def test_the_suite_counts_the_builds_its_tests_start(tmp_path):
                            "-p", "benchmarks.count_builds", str(tmp_path / "test_starts.py")],
                           cwd=ROOT, capture_output=True, text=True, env={**os.environ, "TERMBASE_BENCH_BUILD_LOG": str(log)})
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(line.split("\t")[0] for line in log.read_text(encoding="utf-8").splitlines()) == ["build", "serve"]
+    started = [line.split("\t") for line in log.read_text(encoding="utf-8").splitlines()]
+    assert sorted(row[0] for row in started) == ["build", "build", "build", "serve"]
+    from benchmarks import suite
+
+    counted = suite.count_builds(started)  # the real site's folder: one build that succeeded, one serve
+    assert (counted["build"], counted["serve"], counted["refused"], counted["small_project"]) == (1, 1, 1, 1), counted
