@@ -28,8 +28,17 @@ ENTRY_PAGE = re.compile(rf"glossary/({SLUG.pattern})\.md")
 # `name="value"` options; any other text after the fence makes it no fence.
 FENCE_OPEN = re.compile(r"""^(?P<indent>\s*)(?P<mark>`{3,}|~{3,})
     (?:[ \t]*\.?(?P<lang>[\w\#.+-]+)(?=[ \t]|$))?
-    (?:[ \t]*\{[^\n]*\}|(?:[ \t]*[a-zA-Z]\w*(?:=(?:"[^"]*"|'[^']*'))?(?=[ \t]|$))+)?[ \t]*$""", re.X)
-BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s|#|>|!!!|\?\?\?|===)")
+    (?:[ \t]*\{[^\n]*\}|(?P<options>(?:[ \t]*[a-zA-Z]\w*(?:=(?:"[^"]*"|'[^']*'))?(?=[ \t]|$))+))?[ \t]*$""", re.X)
+# The options superfences (with Pygments) takes after the language, each with a valid value; any
+# other word there makes the line no fence. A bare word is read as `word="word"`.
+FENCE_OPTION = re.compile(r"""(?P<key>[a-zA-Z]\w*)(?:=(?P<quote>"|')(?P<value>.*?)(?P=quote))?""")
+FENCE_OPTION_VALUES = {"hl_lines": re.compile(r"\d+(?:-\d+)?(?:[ \t]+\d+(?:-\d+)?)*$"),
+                       "linenums": re.compile(r"[\d]+(?:[ \t]+[\d]+)?(?:[ \t]+[\d]+)?"),
+                       "title": None, "title_mode": None}
+# Blocks that end a paragraph on the line they start (Python-Markdown looks for them anywhere in a
+# block); a list item starts a block only after a blank line, so it ends only a list item's text.
+INTERRUPTS = re.compile(r"^\s*(?:#|>|!!!|\?\?\?|===)")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s)")
 ONE_LINE_BLOCK = re.compile(r"^\s*(?:#|!!!|\?\?\?|===)")  # a heading or a title: the next line is a new paragraph
 BRACES = re.compile(r"\{\{(.*?)\}\}")
 MARKER_NAME = re.compile(r"[a-z_]+")
@@ -74,7 +83,14 @@ def opens_fence(line: str) -> re.Match | None:
     """The opening of a fence, or None. A fence that no line closes is no fence: Python-Markdown
     shows it and every line after it as text (no later fence opens), and so does `scan`
     (`_fence_end`)."""
-    return FENCE_OPEN.match(line)
+    match = FENCE_OPEN.match(line)
+    if match and match["options"]:
+        for option in FENCE_OPTION.finditer(match["options"]):
+            key, value = option["key"], option["value"] if option["value"] is not None else option["key"]
+            if key not in FENCE_OPTION_VALUES or not (FENCE_OPTION_VALUES[key] is None
+                                                      or FENCE_OPTION_VALUES[key].match(value)):
+                return None
+    return match
 
 
 def _fence_end(bare: list[str], index: int, match: re.Match) -> tuple[str, int]:
@@ -163,19 +179,29 @@ def fences(text: str) -> list[Fence]:
 
 def prose(text: str) -> list[tuple[Line, str]]:
     """Each prose line with its code spans blanked. A code span may run over the lines of one
-    paragraph, as Python-Markdown reads it; a blank line, fence or new block ends the paragraph,
-    and a heading or an admonition's title is a paragraph of one line."""
+    paragraph, as Python-Markdown reads it; a blank line, display math, a heading, a quote, an
+    admonition or a tab ends the paragraph (a list item ends only another item's), and a heading
+    or an admonition's title is a paragraph of one line. A fence does not: superfences stores
+    it and leaves one placeholder line, with no backtick, in its place, so a code span can run
+    across it."""
     out: list[tuple[Line, str]] = []
-    paragraph: list[Line] = []
+    paragraph: list[Line | None] = []  # None: a fence's placeholder
 
     def close():
         if paragraph:
-            blanked = blank_code("\n".join(line.text for line in paragraph)).split("\n")
-            out.extend(zip(paragraph, blanked))
+            joined = "\n".join(PLACEHOLDER if line is None else line.text for line in paragraph)
+            out.extend((line, blanked) for line, blanked in zip(paragraph, blank_code(joined).split("\n"))
+                       if line is not None)
             paragraph.clear()
 
     for line in scan(text):
-        if line.kind != TEXT or not line.text.strip() or BLOCK_START.match(line.text):
+        if line.kind in (FENCE, CODE):
+            if line.fence is not None and line.number == line.fence.start:
+                paragraph.append(None)
+            continue
+        in_item = bool(paragraph) and paragraph[0] is not None and LIST_ITEM.match(paragraph[0].text)
+        if (line.kind != TEXT or not line.text.strip() or INTERRUPTS.match(line.text)
+                or (in_item and LIST_ITEM.match(line.text))):
             close()
         if line.kind == TEXT:
             paragraph.append(line)
@@ -183,6 +209,9 @@ def prose(text: str) -> list[tuple[Line, str]]:
                 close()
     close()
     return out
+
+
+PLACEHOLDER = "\x02wzxhzdk:0\x03"  # Python-Markdown's stash placeholder, as superfences leaves it
 
 
 def text_lines(text: str) -> list[tuple[int, str]]:
