@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from termbase.core.code_spans import blank_code, code_spans  # noqa: F401  (part of this grammar)
+
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 ENTRY_PAGE = re.compile(rf"glossary/({SLUG.pattern})\.md")
 
@@ -219,60 +221,6 @@ def text_lines(text: str) -> list[tuple[int, str]]:
     return [(line.number, line.text) for line in scan(text) if line.kind == TEXT]
 
 
-def code_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each code span, found as Python-Markdown 3.11's backtick processor finds
-    them (it runs first on a paragraph's text): an opening run of n backticks closes at the next
-    run of exactly n; failing that, a shorter run closes it and the extra opening ticks are text;
-    failing both, the opening run is text and the search goes on from past it. Past it means
-    2 n ticks on, as Python-Markdown counts, which can land inside a longer run: so
-    '``` ````' + 'x' + '````' holds no code span, where CommonMark would see one."""
-    spans: list[tuple[int, int]] = []
-    position, last = 0, len(text)
-    while (match := _TICK.search(text, position)) is not None:
-        # Pairs of backslashes before ticks are escaped backslashes, and the ticks after them
-        # then open as if nothing stood before them.
-        begin = start = match.end() if match.group(1) else match.start()
-        ticks = 0
-        while start < last and text[start] == "`":
-            ticks, start = ticks + 1, start + 1
-        longest, end, index, closing = 0, 0, start, None
-        while index < last:
-            run = 0
-            while index < last and text[index] == "`":
-                run, index = run + 1, index + 1
-            if not run:
-                index += 1
-                continue
-            if run == ticks:
-                closing = (start, index - run)
-                break
-            if run > longest:
-                longest, end = run, index
-        if closing is None and 0 < longest < ticks:
-            closing = (start - (ticks - longest), end - longest)
-        if closing is None:
-            position = start + ticks
-            continue
-        inner, stop = closing
-        spans.append((begin, stop + (inner - begin)))
-        position = stop + (inner - begin)
-    return spans
-
-
-_TICK = re.compile(r"(?:(?<!\\)((?:\\{2})+)(?=`+)|(?<!\\)`)")  # Python-Markdown's BACKTICK_RE
-
-
-def blank_code(line: str) -> str:
-    """The line (or a paragraph's lines) with each code span replaced by spaces: columns and line
-    breaks stay."""
-    chars = list(line)
-    for start, end in code_spans(line):
-        for index in range(start, end):
-            if chars[index] != "\n":
-                chars[index] = " "
-    return "".join(chars)
-
-
 @dataclass(frozen=True)
 class Token:
     """`{{ ... }}` in prose: a marker or a claim citation, as written."""
@@ -285,9 +233,10 @@ class Token:
     fix: str | None = None
 
 
-def tokens(line: str, number: int = 0, blanked: str | None = None) -> list[Token]:
+def tokens(line: str, number: int = 0, blanked: str | None = None, crowded: bool = False) -> list[Token]:
     """The markers and claim citations of one prose line, in order (`blanked`: the line with
-    its code spans blanked, when they run over lines; see `prose`)."""
+    its code spans blanked, when they run over lines; see `prose`; `crowded`: the line has text
+    right before or after it, `crowded_lines`)."""
     found = []
     for match in BRACES.finditer(blank_code(line) if blanked is None else blanked):
         raw, inner = match.group(), match.group(1)
@@ -313,6 +262,8 @@ def tokens(line: str, number: int = 0, blanked: str | None = None) -> list[Token
         elif raw != good or not MARKER_NAME.fullmatch(name):
             problem, fix = (f"marker '{raw}' is not written `{good}`",
                             f"write `{good}`: one space inside each pair of braces, a lowercase name")
+        elif crowded:
+            problem, fix = f"marker '{raw}' is not a paragraph of its own", "leave a blank line before and after it"
         else:
             problem = fix = None
         found.append(Token(number, match.start(), raw, "marker", name, problem, fix))
@@ -321,7 +272,19 @@ def tokens(line: str, number: int = 0, blanked: str | None = None) -> list[Token
 
 def page_tokens(text: str) -> list[Token]:
     """Every marker and claim citation of a page's prose."""
-    return [token for line, blanked in prose(text) for token in tokens(line.text, line.number, blanked)]
+    crowded = crowded_lines(text)
+    return [token for line, blanked in prose(text)
+            for token in tokens(line.text, line.number, blanked, line.number in crowded)]
+
+
+def crowded_lines(text: str) -> set[int]:
+    """Lines with a line of text, code or a fence right before or after them. A marker expands
+    into blocks of its own; on such a line it would change how the lines around it read (a list
+    that starts after it, a code span that no longer closes), so the check refuses it there."""
+    lines = scan(text)
+    filled = [line.kind != FRONT and bool(line.text.strip()) for line in lines]
+    return {line.number for index, line in enumerate(lines)
+            if (index and filled[index - 1]) or (index + 1 < len(lines) and filled[index + 1])}
 
 
 def stray_braces(blanked: str) -> bool:
@@ -329,9 +292,9 @@ def stray_braces(blanked: str) -> bool:
     return "{{" in BRACES.sub("", blanked)
 
 
-def marker_line(line: str, blanked: str | None = None) -> str | None:
+def marker_line(line: str, blanked: str | None = None, crowded: bool = False) -> str | None:
     """The name of the marker that is this whole line, when it is written as the renderer expands it."""
-    found = tokens(line, 0, blanked)
+    found = tokens(line, 0, blanked, crowded)
     if len(found) == 1 and found[0].kind == "marker" and found[0].problem is None:
         return found[0].name
     return None
@@ -347,12 +310,13 @@ def render(text: str, marker, claim) -> str:
     each claim citation by `claim(id)`: exactly the tokens that have no problem."""
     out = []
     blanked = {line.number: blank for line, blank in prose(text)}
+    crowded = crowded_lines(text)
     for line in scan(text):
         if line.kind != TEXT:
             out.append(line.text + line.end)
             continue
         found = [t for t in tokens(line.text, line.number, blanked[line.number]) if t.problem is None]
-        name = marker_line(line.text, blanked[line.number])
+        name = marker_line(line.text, blanked[line.number], line.number in crowded)
         if name is not None:
             replaced = marker(name)
             if replaced is not None:

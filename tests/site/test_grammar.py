@@ -95,6 +95,7 @@ def outside_code(text: str) -> str:
 @example("It is. ```python\n```python\n```\n```python\n{{ summary }}\n```python")  # a span runs across a fence
 @example("It is. ```python\n ```python\n ```\n{{ summary }}\n```python")  # ... and holds the fence
 @example("```python\n- an item `{{ summary }}` in code")  # no list inside a paragraph: one span
+@example("{{ summary }}\n- an item ```python\n- an item {{ summary }}\n```python")  # a marker stands apart
 def test_a_page_the_check_accepts_renders_every_marker_and_claim(text):
     problems = check(text)
     source_view = outside_code(text)

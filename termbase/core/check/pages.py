@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import yaml
@@ -25,6 +26,10 @@ class PageText:
     @property
     def slug(self) -> str | None:
         return markdown.entry_slug(self.neutral)
+
+    @cached_property
+    def crowded(self) -> set[int]:
+        return markdown.crowded_lines(self.text)
 
 
 def check_pages(base: TermBase, report) -> dict[Path, PageText]:
@@ -168,7 +173,7 @@ def _markers(page: PageText, number: int, line: str, blanked: str, is_entry: boo
     if markdown.stray_braces(blanked):
         report.add(page.path, number, "'{{' opens no marker (the page would show it as typed)",
                    "write a marker as `{{ name }}` on a line of its own, or put the braces in `code`")
-    for token in markdown.tokens(line, number, blanked):
+    for token in markdown.tokens(line, number, blanked, number in page.crowded):
         if token.kind == "claim":
             if token.problem:
                 report.add(page.path, number, token.problem, token.fix)
@@ -225,7 +230,8 @@ def _check_entry_structure(base: TermBase, page: PageText, report) -> None:
             report.add(page.path, n, f"section '{titles[k]}' is {why}", f"an entry's sections are, in this order: {order}")
     for marker in ENTRY_MARKERS:
         wanted = 1 if marker != "figure" or term.get("figure") else 0
-        count = sum(1 for line, blank in markdown.prose(page.text) if markdown.marker_line(line.text, blank) == marker)
+        count = sum(1 for line, blank in markdown.prose(page.text)
+                    if markdown.marker_line(line.text, blank, line.number in page.crowded) == marker)
         if count != wanted:
             report.add(page.path, 1, f"marker '{{{{ {marker} }}}}' appears {count} times, expected {wanted}",
                        "keep the marker lines of the entry template")
