@@ -82,3 +82,16 @@ def page(reader):
 def artifacts():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def crawl(browser, site_origin, built_site, tmp_path_factory):
+    """Each page of each language visited once (tests/browser/crawl.py), shared by the test
+    processes of the run: `crawl.language(lang)` is {path: what was recorded there}."""
+    from tests.browser.crawl import Crawl
+
+    site, _ = built_site
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # as tests/conftest.py shares the site build
+    return Crawl(browser, site_origin, site, shared)

@@ -5,8 +5,10 @@ off on a phone (what is wider scrolls and shows it); snippet lines that fit the 
 desktop; and no English interface text on the Spanish and Danish pages.
 
 axe-core is the copy the pinned axe-playwright-python wheel ships (requirements.txt); it is
-injected once per page load and run in both schemes of that load (Material's palette toggle),
-the three languages side by side in three tabs of one browser. Its colour-contrast rule sees
+injected once per page load and run in both schemes of that load (Material's palette toggle).
+The axe runs, the interface texts and the snippet box widths are recorded by the crawl that
+visits each page once (tests/browser/crawl.py); the tests here assert on that record, and
+drive the browser themselves only where they interact (Tab, the toggle, search, copying). Its colour-contrast rule sees
 the code blocks and formulas of one page (an entry); on the others their colours are measured
 by CODE_AND_MATH_CONTRAST, which is much faster on long pages (a11ytools.AXE_START).
 """
@@ -19,32 +21,13 @@ import pytest
 
 from tests.browser import a11ytools as a11y
 from tests.browser.browsertools import DESKTOP, PHONE
+from tests.browser.crawl import FULL_AXE, KINDS, pages_with_snippets
 from tests.site.sitetools import LANGS
 
 pytestmark = pytest.mark.browser
 
-# One page of each kind (the notebook pages differ: one has outputs wider than the page).
-PAGES = (
-    "",
-    "glossary/",
-    "a-z/",
-    "config-explainer/",
-    "glossary/causal-mask/",
-    "faq/common-mistakes/",
-    "faq/one-projection-or-one-per-head/",
-    "notebooks/multi-head-attention-step-by-step/",
-    "notebooks/cross-attention-encoder-decoder/",
-    "status/",
-    "benchmarks/",
-    "contributing/",
-    "claims/",
-    "style-guide/",
-    "notation/",
-    "404.html",
-)
-# Pages where axe's colour-contrast rule also measures every token of the code and every part
-# of the formulas (elsewhere CODE_AND_MATH_CONTRAST does, to keep the run short).
-FULL_AXE = {"glossary/causal-mask/"}
+# One page of each kind, where the crawl (tests/browser/crawl.py) runs axe and reads the texts.
+PAGES = KINDS
 OTHER = {"light": "dark", "dark": "light"}
 
 
@@ -54,38 +37,25 @@ def prefix(lang: str) -> str:
 
 # --- axe-core: WCAG 2.1 A and AA -------------------------------------------------------------
 
-def test_no_wcag_violations_on_any_kind_of_page_light_and_dark(reader, page):
-    # One tab per language, so that the languages' renderer processes run axe side by side.
-    tabs = {lang: page if lang == LANGS[0] else reader.context.new_page() for lang in LANGS}
-    found = []
-    try:
-        for path in PAGES:
-            for lang, tab in tabs.items():
-                response = tab.goto(prefix(lang) + path, wait_until="load")
-                assert response is not None and response.ok, f"{prefix(lang) + path}: {response and response.status}"
-                a11y.prepare(tab, axe=True)
-            # first in the scheme the tab's last page was left in (Material keeps it), then the other
-            schemes = {lang: [a11y.scheme_of(tab)] for lang, tab in tabs.items()}
-            for step in range(2):
-                for lang, tab in tabs.items():
-                    if step:
-                        schemes[lang].append(OTHER[schemes[lang][0]])
-                        a11y.set_scheme(tab, schemes[lang][-1])
-                    a11y.start_axe(tab, full=path in FULL_AXE)
-                for lang, tab in tabs.items():
-                    where = f"{prefix(lang) + path} ({schemes[lang][-1]})"
-                    for violation in a11y.axe_violations(tab):
-                        for node in violation["nodes"]:
-                            found.append(f"{where}: {violation['id']} - {violation['help']}\n"
-                                         f"      at {node['target']}\n      {node['summary'][:300]}")
-                    if path not in FULL_AXE:
-                        contrast = tab.evaluate(a11y.CODE_AND_MATH_CONTRAST)
-                        found += [f"{where}: code or formula colour-contrast {low}" for low in contrast["low"]]
-        axe = a11y.axe_version(page)
-    finally:
-        for tab in tabs.values():
-            if tab is not page:
-                tab.close()
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_wcag_violations_on_any_kind_of_page_light_and_dark(crawl, lang):
+    """On what the crawl recorded: axe-core on one page of each kind, in both schemes."""
+    pages = crawl.language(lang)
+    found, axe = [], None
+    for path in PAGES:
+        url = prefix(lang) + path
+        seen = pages.get(url)
+        assert seen is not None and "axe" in seen, f"the crawl did not run axe on {url}"
+        assert sorted(seen["axe"]) == ["dark", "light"], f"{url}: axe ran in {sorted(seen['axe'])} only"
+        axe = seen["axe_version"]
+        for scheme, result in seen["axe"].items():
+            where = f"{url} ({scheme})"
+            for violation in result["violations"]:
+                for node in violation["nodes"]:
+                    found.append(f"{where}: {violation['id']} - {violation['help']}\n"
+                                 f"      at {node['target']}\n      {node['summary'][:300]}")
+            if path not in FULL_AXE:
+                found += [f"{where}: code or formula colour-contrast {low}" for low in result["code_and_math_low"]]
     assert not found, f"axe-core {axe}, {len(found)} violation(s) of {a11y.WCAG_TAGS}:\n  " + "\n  ".join(found)
 
 
@@ -207,37 +177,25 @@ def test_on_a_phone_nothing_is_cut_off_and_what_scrolls_shows_it(reader, page):
     assert not problems, f"on a {PHONE['width']} px phone:\n  " + "\n  ".join(problems)
 
 
-def pages_with_snippets(site, lang: str) -> list[str]:
-    root = site if lang == "en" else site / lang
-    return sorted(prefix(lang) + p.parent.relative_to(root).as_posix() + "/"
-                  for p in [*(root / "glossary").glob("*/index.html"), *(root / "faq").glob("*/index.html")]
-                  if "language-python" in p.read_text(encoding="utf-8"))
-
-
-CODE_WIDTHS = """() => {
-  document.querySelectorAll("article details").forEach(d => d.open = true);
-  return [...document.querySelectorAll("article .language-python pre > code")].map(c => ({
-    scroll: c.scrollWidth, client: c.clientWidth,
-    line: c.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), ""),
-  }));
-}"""
-
-
-def test_on_a_desktop_snippet_lines_fit_the_code_box(reader, page):
+def test_on_a_desktop_snippet_lines_fit_the_code_box(crawl, reader):
     # Every English page with snippets; the code and the layout are the same in every
-    # language, so Spanish and Danish are checked on the page with the most blocks.
-    paths = pages_with_snippets(reader.site, "en") + [f"/{lang}/faq/common-mistakes/" for lang in LANGS if lang != "en"]
-    assert len(paths) >= 10
+    # language, so Spanish and Danish are checked on the page with the most blocks (as the
+    # crawl measured them, tests/browser/crawl.py: pages_with_snippets).
+    paths = {lang: pages_with_snippets(reader.site, lang) for lang in LANGS}
+    assert sum(len(p) for p in paths.values()) >= 10
     wide, blocks = [], 0
-    for path in paths:
-        reader.goto(path)
-        for block in page.evaluate(CODE_WIDTHS):
-            blocks += 1
-            if block["scroll"] > block["client"]:
-                wide.append(f"{path}: {block['scroll']} px of code in a {block['client']} px box, "
-                            f"longest line ({len(block['line'])} characters): {block['line']!r}")
+    for lang in LANGS:
+        pages = crawl.language(lang)
+        for path in paths[lang]:
+            assert "code_widths" in pages.get(path, {}), f"the crawl did not measure the code boxes of {path}"
+            for block in pages[path]["code_widths"]:
+                blocks += 1
+                if block["scroll"] > block["client"]:
+                    wide.append(f"{path}: {block['scroll']} px of code in a {block['client']} px box, "
+                                f"longest line ({len(block['line'])} characters): {block['line']!r}")
     assert blocks >= 20
-    assert not wide, f"snippet code wider than its box at {DESKTOP['width']} px:\n  " + "\n  ".join(wide)
+    assert not wide, (f"snippet code wider than its box at {DESKTOP['width']} px (shorten the line or break it):\n  "
+                      + "\n  ".join(wide))
 
 
 # --- no English interface text on the other languages' pages ---------------------------------
@@ -265,7 +223,7 @@ def pattern(string: str) -> re.Pattern:
 
 
 @pytest.mark.parametrize("lang", [lang for lang in LANGS if lang != "en"])
-def test_no_english_interface_text(reader, page, lang):
+def test_no_english_interface_text(crawl, reader, page, lang):
     patterns = [(s, pattern(s)) for s in english_strings(lang)]
     # The interface is the template's: one page of each kind shows all of it (the prose is the
     # checker's business, on every page).
@@ -278,9 +236,10 @@ def test_no_english_interface_text(reader, page, lang):
                 if regex.search(item["text"]):
                     found.add(f"{url}: {string!r} in the {item['what']} of {item['where']}: {item['text'][:100]!r}")
 
+    pages = crawl.language(lang)  # the texts as the crawl read them (tests/browser/crawl.py)
     for path in paths:
-        reader.goto(path)
-        scan(path, page.evaluate(a11y.PAGE_TEXTS))
+        assert "texts" in pages.get(path, {}), f"the crawl did not read the texts of {path}"
+        scan(path, pages[path]["texts"])
     # What Material's script writes once the reader does something: search, and a copied block.
     reader.goto(prefix(lang) + "glossary/causal-mask/")
     page.locator("input.md-search__input").click()

@@ -17,6 +17,7 @@ import pytest
 from termbase.core.model import TermBase
 from termbase.site.tooltips import plain
 from tests.browser.browsertools import DESKTOP, PHONE
+from tests.browser.crawl import pages_of
 from tests.site.sitetools import LANGS, PROJECT, page_for
 
 BASE = TermBase(PROJECT)
@@ -218,90 +219,33 @@ def test_glossary_tooltips_show_the_short_definition_in_the_page_language(reader
 
 # --- every page: images, requests, console, phone width --------------------------------------
 
-LOAD_ALL_IMAGES = """async () => {
-  const images = Array.from(document.images);
-  for (const img of images) img.loading = "eager";  // lazy ones too, and those of the other scheme
-  await Promise.all(images.map(img => img.complete ? null : new Promise(done => {
-    img.addEventListener("load", done, {once: true});
-    img.addEventListener("error", done, {once: true});
-    setTimeout(done, 5000);
-  })));
-  return images.map(img => [img.currentSrc || img.src, img.complete && img.naturalWidth > 0]);
-}"""
-
-
-# Where an inline code span wraps onto another line, the text around the break: a reader
-# expects a long name to wrap after a dot, underscore, colon, slash, hyphen, comma or space, or between
-# the words of a camel-case name, never mid-word (a single part wider than the line excepted).
-CODE_BREAKS = """() => {
-  const out = [];
-  for (const code of document.querySelectorAll("article :not(pre) > code")) {
-    if (code.getClientRects().length < 2) continue;
-    const text = code.textContent, range = document.createRange();
-    let top = null, at = 0;
-    for (const node of code.childNodes) {
-      if (node.nodeType !== Node.TEXT_NODE) continue;
-      for (let i = 0; i < node.length; i++, at++) {
-        range.setStart(node, i); range.setEnd(node, i + 1);
-        const rect = range.getBoundingClientRect();
-        if (rect.width === 0) continue;
-        if (top !== null && rect.top > top + 2) {
-          const before = text[at - 1], after = text[at];
-          const joint = /[._:\\/\\s,\\-\u2026(]/.test(before) || (/[a-z]/.test(before) && /[A-Z]/.test(after));
-          const part = text.slice(0, at).split(/[._\\/\\s,\\-]/).pop() + text.slice(at).split(/[._\\/\\s,\\-]/)[0];
-          if (!joint && part.length * 8 < code.parentElement.clientWidth)
-            out.push(text + " breaks between '" + text.slice(Math.max(0, at - 8), at) + "' and '" + text.slice(at, at + 8) + "'");
-        }
-        top = rect.top;
-      }
-    }
-  }
-  return out;
-}"""
-# The header's title (the site's name before scrolling) shown whole, not cut with an ellipsis.
-TITLE_CUT = """() => {
-  const title = document.querySelector(".md-header__topic .md-ellipsis");
-  return title && (title.scrollWidth > title.clientWidth + 1 || title.scrollHeight > title.clientHeight + 1)
-    ? title.textContent.trim() : null;
-}"""
-
-
-def pages_of(site, lang: str) -> list[str]:
-    root = site if lang == "en" else site / lang
-    paths = []
-    for file in sorted(root.rglob("*.html")):
-        rel = file.relative_to(root).as_posix()
-        if lang == "en" and rel.split("/", 1)[0] in LANGS:
-            continue
-        if file.name == "index.html":
-            paths.append(prefix(lang) + rel.removesuffix("index.html"))
-        elif file.name == "404.html" and file.parent == root:
-            paths.append(prefix(lang) + "404.html")
-    return paths
-
-
 @pytest.mark.parametrize("lang", LANGS)
-def test_every_page_loads_offline_with_its_images_and_fits_a_phone(reader, page, lang):
+def test_every_page_loads_offline_with_its_images_and_fits_a_phone(crawl, reader, lang):
+    """On what the crawl recorded (tests/browser/crawl.py: each page once, on a phone)."""
+    pages = crawl.language(lang)
     paths = pages_of(reader.site, lang)
     assert prefix(lang) + ENTRY in paths and len(paths) >= 4
-    page.set_viewport_size(PHONE)
-    broken, wide, images, breaks, cut = [], [], 0, [], []
-    with reader.watch(f"reading every {lang} page"):
-        for path in paths:
-            reader.goto(path)
-            assert page.evaluate("document.documentElement.lang") == lang, path
-            status = page.evaluate(LOAD_ALL_IMAGES)
-            images += len(status)
-            broken += [f"{path}: {src}" for src, ok in status if not ok]
-            width = page.evaluate("document.documentElement.scrollWidth")
-            if width > PHONE["width"]:
-                wide.append(f"{path}: {width}px")
-            breaks += [f"{path}: {b}" for b in page.evaluate(CODE_BREAKS)]
-            if title := page.evaluate(TITLE_CUT):
-                cut.append(f"{path}: {title}")
+    assert sorted(pages) == sorted(paths), "the crawl did not visit every built page"
+    problems, broken, wide, images, breaks, cut = [], [], [], 0, [], []
+    for path, seen in pages.items():
+        if seen["status"] is None or seen["status"] >= 400:
+            problems.append(f"{path}: HTTP {seen['status']}")
+        problems += [f"{path}: {p}" for p in seen["problems"]]
+        if seen["lang"] != lang:
+            problems.append(f"{path}: <html lang={seen['lang']!r}>, not {lang!r}")
+        images += len(seen["images"])
+        broken += [f"{path}: {src}" for src, ok in seen["images"] if not ok]
+        if seen["width"] > PHONE["width"]:
+            wide.append(f"{path}: {seen['width']}px")
+        breaks += [f"{path}: {b}" for b in seen["breaks"]]
+        if seen["title_cut"]:
+            cut.append(f"{path}: {seen['title_cut']}")
+    assert not problems, (f"reading every {lang} page (requests to other hosts, bad answers, console errors; "
+                          "serve everything from the site itself):\n  " + "\n  ".join(problems))
     assert images >= 1, "no page shows an image"
     assert not broken, "images that do not load:\n  " + "\n  ".join(broken)
-    assert not wide, f"pages wider than a {PHONE['width']} px phone (horizontal scrolling):\n  " + "\n  ".join(wide)
+    assert not wide, (f"pages wider than a {PHONE['width']} px phone (horizontal scrolling; "
+                      "make the widest element wrap or scroll in a box of its own):\n  " + "\n  ".join(wide))
     assert not breaks, "inline code broken mid-word on a phone:\n  " + "\n  ".join(breaks)
     assert not cut, "header titles cut on a phone:\n  " + "\n  ".join(cut)
 

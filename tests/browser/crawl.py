@@ -1,0 +1,238 @@
+"""One visit to each built page per language, recording what the browser tests assert about it.
+
+`crawl_language` loads every page of one language once, on a phone-sized screen, and records for
+it: the page's `lang`, every image (the lazy ones and the other scheme's too) and whether it
+loaded, the document's width, inline code broken mid-word, a header title cut off and anything
+`Reader` reports (requests to other hosts, answers of 400 and above, failed requests, console
+errors). Then, in the same load, at desktop width: the interface texts (PAGE_TEXTS) of the
+pages of each kind, axe-core in both schemes on those pages, and the widths of the snippet code
+boxes.
+
+`Crawl.language(lang)` shares the result between the test processes of one run (pytest-xdist):
+it is written as JSON beside the site build, under a lock per language; a process that finds a
+language taken by another crawls a language nobody has started meanwhile, so two processes
+crawl two languages side by side.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from tests.browser import a11ytools as a11y
+from tests.browser.browsertools import DESKTOP, PHONE, Reader
+from tests.site.sitetools import LANGS
+
+# One page of each kind (the notebook pages differ: one has outputs wider than the page): axe and
+# the interface-text scan run on these.
+KINDS = (
+    "",
+    "glossary/",
+    "a-z/",
+    "config-explainer/",
+    "glossary/causal-mask/",
+    "faq/common-mistakes/",
+    "faq/one-projection-or-one-per-head/",
+    "notebooks/multi-head-attention-step-by-step/",
+    "notebooks/cross-attention-encoder-decoder/",
+    "status/",
+    "benchmarks/",
+    "contributing/",
+    "claims/",
+    "style-guide/",
+    "notation/",
+    "404.html",
+)
+# Pages where axe's colour-contrast rule also measures every token of the code and every part
+# of the formulas (elsewhere CODE_AND_MATH_CONTRAST does, to keep the run short).
+FULL_AXE = {"glossary/causal-mask/"}
+OTHER = {"light": "dark", "dark": "light"}
+
+
+def prefix(lang: str) -> str:
+    return "/" if lang == "en" else f"/{lang}/"
+
+
+LOAD_ALL_IMAGES = """async () => {
+  const images = Array.from(document.images);
+  for (const img of images) img.loading = "eager";  // lazy ones too, and those of the other scheme
+  await Promise.all(images.map(img => img.complete ? null : new Promise(done => {
+    img.addEventListener("load", done, {once: true});
+    img.addEventListener("error", done, {once: true});
+    setTimeout(done, 5000);
+  })));
+  return images.map(img => [img.currentSrc || img.src, img.complete && img.naturalWidth > 0]);
+}"""
+
+
+# Where an inline code span wraps onto another line, the text around the break: a reader
+# expects a long name to wrap after a dot, underscore, colon, slash, hyphen, comma or space, or between
+# the words of a camel-case name, never mid-word (a single part wider than the line excepted).
+CODE_BREAKS = """() => {
+  const out = [];
+  for (const code of document.querySelectorAll("article :not(pre) > code")) {
+    if (code.getClientRects().length < 2) continue;
+    const text = code.textContent, range = document.createRange();
+    let top = null, at = 0;
+    for (const node of code.childNodes) {
+      if (node.nodeType !== Node.TEXT_NODE) continue;
+      for (let i = 0; i < node.length; i++, at++) {
+        range.setStart(node, i); range.setEnd(node, i + 1);
+        const rect = range.getBoundingClientRect();
+        if (rect.width === 0) continue;
+        if (top !== null && rect.top > top + 2) {
+          const before = text[at - 1], after = text[at];
+          const joint = /[._:\\/\\s,\\-\u2026(]/.test(before) || (/[a-z]/.test(before) && /[A-Z]/.test(after));
+          const part = text.slice(0, at).split(/[._\\/\\s,\\-]/).pop() + text.slice(at).split(/[._\\/\\s,\\-]/)[0];
+          if (!joint && part.length * 8 < code.parentElement.clientWidth)
+            out.push(text + " breaks between '" + text.slice(Math.max(0, at - 8), at) + "' and '" + text.slice(at, at + 8) + "'");
+        }
+        top = rect.top;
+      }
+    }
+  }
+  return out;
+}"""
+# The header's title (the site's name before scrolling) shown whole, not cut with an ellipsis.
+TITLE_CUT = """() => {
+  const title = document.querySelector(".md-header__topic .md-ellipsis");
+  return title && (title.scrollWidth > title.clientWidth + 1 || title.scrollHeight > title.clientHeight + 1)
+    ? title.textContent.trim() : null;
+}"""
+
+CODE_WIDTHS = """() => {
+  document.querySelectorAll("article details").forEach(d => d.open = true);
+  return [...document.querySelectorAll("article .language-python pre > code")].map(c => ({
+    scroll: c.scrollWidth, client: c.clientWidth,
+    line: c.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), ""),
+  }));
+}"""
+
+
+def pages_of(site: Path, lang: str) -> list[str]:
+    root = site if lang == "en" else site / lang
+    paths = []
+    for file in sorted(root.rglob("*.html")):
+        rel = file.relative_to(root).as_posix()
+        if lang == "en" and rel.split("/", 1)[0] in LANGS:
+            continue
+        if file.name == "index.html":
+            paths.append(prefix(lang) + rel.removesuffix("index.html"))
+        elif file.name == "404.html" and file.parent == root:
+            paths.append(prefix(lang) + "404.html")
+    return paths
+
+
+def file_of(site: Path, path: str) -> Path:
+    rel = path.lstrip("/")
+    return site / (rel if rel.endswith(".html") else rel + "index.html")
+
+
+def pages_with_snippets(site: Path, lang: str) -> list[str]:
+    """The pages whose snippet boxes are measured at desktop width: every English glossary and
+    FAQ page with Python code; in the other languages (the code and the layout are the same),
+    the page with the most blocks."""
+    if lang != "en":
+        return [f"/{lang}/faq/common-mistakes/"]
+    root = site
+    return sorted(prefix(lang) + p.parent.relative_to(root).as_posix() + "/"
+                  for p in [*(root / "glossary").glob("*/index.html"), *(root / "faq").glob("*/index.html")]
+                  if "language-python" in p.read_text(encoding="utf-8"))
+
+
+def crawl_language(browser, origin: str, site: Path, lang: str) -> dict:
+    """{path: what was recorded there} for every page of `lang` (see the module's docstring)."""
+    reader = Reader(browser, origin, site)
+    page = reader.page
+    # Material's search worker fetches the whole index (every language) on every page load and
+    # builds it, which costs more than everything else the crawl does there. The crawl hands it
+    # the language's index's own configuration with no documents (at its one right address: a page that asks
+    # elsewhere still gets the server's 404, and is reported); the search tests load the real one.
+    where = prefix(lang) + "search/search_index.json"
+    index = json.loads((site / where.lstrip("/")).read_text(encoding="utf-8"))
+    empty = json.dumps({**index, "docs": []})
+    page.route(origin + where,
+               lambda route: route.fulfill(status=200, content_type="application/json", body=empty))
+    kinds = {prefix(lang) + k: k for k in KINDS}
+    snippets = set(pages_with_snippets(site, lang))
+    pages: dict[str, dict] = {}
+    try:
+        for path in pages_of(site, lang):
+            page.set_viewport_size(PHONE)
+            start = len(reader.problems)
+            record: dict = {"problems": []}
+            pages[path] = record
+            response = page.goto(path, wait_until="load")
+            record["status"] = response.status if response is not None else None
+            record["lang"] = page.evaluate("document.documentElement.lang")
+            record["images"] = page.evaluate(LOAD_ALL_IMAGES)
+            record["width"] = page.evaluate("document.documentElement.scrollWidth")
+            record["breaks"] = page.evaluate(CODE_BREAKS)
+            record["title_cut"] = page.evaluate(TITLE_CUT)
+            if path in kinds or path in snippets:
+                page.set_viewport_size(DESKTOP)
+            if path in kinds:
+                # the interface texts first, as a reader sees the page before anything is switched
+                if lang != "en":  # (English pages are English)
+                    record["texts"] = page.evaluate(a11y.PAGE_TEXTS)
+                a11y.prepare(page, axe=True)
+                record["axe"] = {}
+                first = a11y.scheme_of(page)  # the scheme the last page was left in (Material keeps it)
+                for scheme in (first, OTHER[first]):
+                    a11y.set_scheme(page, scheme)
+                    full = kinds[path] in FULL_AXE
+                    a11y.start_axe(page, full=full)
+                    violations = a11y.axe_violations(page)
+                    contrast = None if full else page.evaluate(a11y.CODE_AND_MATH_CONTRAST)["low"]
+                    record["axe"][scheme] = {"violations": violations, "code_and_math_low": contrast}
+                record["axe_version"] = a11y.axe_version(page)
+                a11y.set_scheme(page, "light")  # the phone checks of the next page in light, as a reader starts
+            if path in snippets:
+                record["code_widths"] = page.evaluate(CODE_WIDTHS)
+            record["problems"] = reader.problems[start:]
+        page.wait_for_load_state("networkidle")
+        if pages:
+            # what arrived after the last page's checks (its late requests)
+            last = pages[path]
+            last["problems"] = last["problems"] + reader.problems[start + len(last["problems"]):]
+    finally:
+        reader.context.close()
+    return pages
+
+
+class Crawl:
+    """The crawl of each language, made once per test run and shared by the test processes."""
+
+    def __init__(self, browser, origin: str, site: Path, shared: Path):
+        self.browser, self.origin, self.site, self.shared = browser, origin, site, shared
+        self.cache: dict[str, dict] = {}
+
+    def _file(self, lang: str) -> Path:
+        return self.shared / f"crawl-{lang}.json"
+
+    def _make(self, lang: str, *, wait: bool) -> bool:
+        """Crawls `lang` unless it is done; False if another process holds it and `wait` is not set."""
+        with open(self.shared / f"crawl-{lang}.lock", "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            if not self._file(lang).exists():
+                data = crawl_language(self.browser, self.origin, self.site, lang)
+                tmp = self._file(lang).with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(data), encoding="utf-8")
+                tmp.replace(self._file(lang))
+            return True
+
+    def language(self, lang: str) -> dict:
+        if lang not in self.cache:
+            if not self._file(lang).exists() and not self._make(lang, wait=False):
+                # another process crawls it: crawl a language nobody has started meanwhile
+                for other in LANGS:
+                    if other != lang and not self._file(other).exists():
+                        self._make(other, wait=False)
+                self._make(lang, wait=True)
+            self.cache[lang] = json.loads(self._file(lang).read_text(encoding="utf-8"))
+        return self.cache[lang]
