@@ -38,9 +38,9 @@ import json
 import os
 from pathlib import Path
 
+from termbase.core.markdown import entry_slug
 from termbase.run.cache import Cache, key
 from termbase.site.code_blocks import python_blocks
-from termbase.core.markdown import entry_slug
 
 NAMESPACE = "page-additions"
 RENDERERS = ("mkdocs", "mkdocs-material", "pymdown-extensions", "mkdocs-jupyter", "latex2mathml", "Markdown",
@@ -91,8 +91,15 @@ class PageCache:
         self.common = key(lang, config.site_url or "", str(config.use_directory_urls), settings, table, titles,
                           json.dumps(labels, sort_keys=True), _code(package), packages=RENDERERS)
         self.reused = 0
+        self._made: dict[tuple[str, str], str] = {}  # a page's key, from `get` to `put` (made once)
 
     def _entry(self, page, html: str) -> str:
+        made = self._made.get((page.url, html))
+        if made is None:
+            made = self._made[page.url, html] = self._make_entry(page, html)
+        return made
+
+    def _make_entry(self, page, html: str) -> str:
         source = ""
         if page.file.abs_src_path:
             try:
@@ -104,16 +111,20 @@ class PageCache:
                   if PYTHON in html else [])
         return key(self.common, page.url, page.file.src_uri, hashlib.sha256(html.encode("utf-8")).hexdigest(),
                    source, json.dumps(own), json.dumps(blocks), packages=())
+
     def get(self, page, html: str) -> dict | None:
         """{"html": ..., "downloads": ...} made before from the same `html` and inputs, or None."""
         stored = self.cache.get_json(NAMESPACE, self._entry(page, html))
         if stored is not None:
             self.reused += 1
+            self._made.pop((page.url, html), None)
         return stored
 
     def put(self, page, html: str, made: str, downloads: dict) -> None:
+        entry = self._entry(page, html)
+        self._made.pop((page.url, html), None)
         try:
-            self.cache.put_json(NAMESPACE, self._entry(page, html), {"html": made, "downloads": downloads})
+            self.cache.put_json(NAMESPACE, entry, {"html": made, "downloads": downloads})
         except OSError:  # a full disk: only speed is lost
             pass
 
