@@ -16,11 +16,14 @@ SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q --retries 0 --timeou
 
 def cmd_check(args) -> int:
     from termbase.core import check
+    from termbase.core.check import filecache
 
     from termbase.cli import cached_blocks
 
     project = _project()
-    report = check.run(project, spelling=not args.no_spelling)
+    store = filecache.Store(project.cache_dir / "check-files")  # per-file rules: core/check/filecache.py
+    report = check.run(project, spelling=not args.no_spelling, store=store)
+    store.cleanup()
     for problem in report:
         print(problem)
     for note in report.notes:

@@ -34,6 +34,7 @@ from termbase.run.notebooks import NotebookError, run_all
 from termbase.site import (downloads, language_process, languages, machine_pages, mathml, notebook_pages, problems,
                            search_names, serve, source_check, verify, watch)
 from termbase.site.config import TermbaseConfig
+from termbase.site import page_cache
 from termbase.site.page_cache import PageCache
 from termbase.site.pages import Pages, breakable_code, entry_slug, slim_code
 from termbase.site.supervisor import Supervisor
@@ -187,7 +188,8 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
         build.pages = Pages(base, build.lang, Status(project), home, build.failed_blocks)
         build.tooltips = Tooltips(base, build.lang)
         build.block_names = downloads.names(project)
-        build.page_cache = PageCache(cache, project, build.lang, config)
+        build.page_cache = PageCache(cache, build.lang, config, build.tooltips, build.block_names,
+                                     page_cache.labels(base, build.lang))
         if self.serving:
             build.pages.renderers = problems.TolerantMarkers(build.pages.renderers,
                                                              base.t("part_failed", build.lang, "page"))

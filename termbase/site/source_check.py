@@ -6,7 +6,9 @@ notebooks, the word lists, the style guides) and its own code; a hash of every f
 project outside generated folders, plus the hunspell dictionaries and the versions of the
 packages it parses with, costs about 30 ms on the real site, against about 6 s for the check
 (a quarter of a warm build in the benchmark's profile). Only a clean result is remembered: a
-project with problems is checked again every time, so every build lists them.
+project with problems is checked again every time, so every build lists them. When the check
+runs, the rules that read one file alone reuse their problems per file (termbase/core/check/
+filecache.py), so an edit to one page re-checks that page's per-file rules only.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import os
 from pathlib import Path
 
 from termbase.core import check
+from termbase.core.check import filecache
 from termbase.core.project import PACKAGE, Project
 from termbase.run.cache import Cache, key
 
 NAMESPACE = "check"
+FILES = "check-files"  # the per-file rules' problems (termbase/core/check/filecache.py)
 # Generated or installed, never read by the check, wherever they are: caches, test artefacts,
 # virtual environments (also any folder holding a pyvenv.cfg). The site folders: see `inputs`.
 SKIPPED = {"__pycache__", "node_modules", "artifacts"}
@@ -64,7 +68,9 @@ def run(project: Project, site_dir: Path | None = None, entry: str | None = None
     entry = entry or inputs(project, site_dir)
     if cache.get_json(NAMESPACE, entry) is not None:
         return check.Report(project)
-    report = check.run(project)
+    store = filecache.Store(project.cache_dir / FILES)
+    report = check.run(project, store=store)
+    store.cleanup()
     if not report and not report.notes:
         cache.put_json(NAMESPACE, entry, {"problems": 0})
         cache.cleanup(NAMESPACE)

@@ -1,13 +1,15 @@
 """What termbase adds to a page's HTML is reused only when nothing it is made from has changed
-(termbase/site/page_cache.py): keyed per page by the HTML MkDocs rendered and by the term base,
-the snippets and termbase's code; a warm build writes the same site byte for byte."""
+(termbase/site/page_cache.py): keyed per page by the HTML MkDocs rendered, its source, the
+tooltips and labels of its language, the download names of its blocks and termbase's code; a warm
+build writes the same site byte for byte."""
 
 import filecmp
 import re
 from types import SimpleNamespace
 
 from termbase.run.cache import Cache
-from termbase.site.page_cache import PageCache
+from termbase.site.page_cache import PageCache, labels
+from termbase.site.tooltips import Tooltips
 from tests.site.sitetools import copy_project, mkdocs_build
 
 REUSED = re.compile(r"termbase: (\w+): the additions to (\d+) page\(s\) reused")
@@ -25,35 +27,87 @@ def _differences(a, b) -> list[str]:
     return found
 
 
-def _project(tmp_path):
-    for name in ("data/terms/softmax.yml", "snippets/softmax.py"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("x: 1\n", encoding="utf-8")
-    return SimpleNamespace(data_dir=tmp_path / "data", snippets=tmp_path / "snippets")
+class _Base:
+    """What the additions read of a term base: two terms in three languages, and the labels."""
+
+    languages = ["en", "es", "da"]
+
+    def __init__(self):
+        self.terms = {slug: {lang: {"term": f"{slug}-{lang}", "short": f"{slug} short {lang}", "synonyms": []}
+                             for lang in self.languages} for slug in ("softmax", "attention")}
+
+    def t(self, name, lang, group="labels"):
+        return f"{group}.{name}.{lang}"
+
+
+def _cache(cache, base, lang, names=None):
+    return PageCache(cache, lang, CONFIG, Tooltips(base, lang), names or {}, labels(base, lang))
 
 
 CONFIG = SimpleNamespace(extra={"termbase": {"lang": "en"}}, site_url="http://127.0.0.1:8000/", use_directory_urls=True)
-PAGE = SimpleNamespace(url="glossary/softmax/", file=SimpleNamespace(src_uri="glossary/softmax.md"))
-OTHER = SimpleNamespace(url="glossary/attention/", file=SimpleNamespace(src_uri="glossary/attention.md"))
+PAGE = SimpleNamespace(url="glossary/softmax/", file=SimpleNamespace(src_uri="glossary/softmax.md", abs_src_path=None))
+OTHER = SimpleNamespace(url="glossary/attention/", file=SimpleNamespace(src_uri="glossary/attention.md",
+                                                                        abs_src_path=None))
+BLOCK = '<div class="language-python highlight"><pre><span></span><code>{}\n</code></pre></div>'
 
 
 def test_a_page_reuses_its_additions_only_for_the_same_html_and_inputs(tmp_path):
-    project, cache = _project(tmp_path), Cache(tmp_path / "cache")
-    first = PageCache(cache, project, "en", CONFIG)
+    base, cache = _Base(), Cache(tmp_path / "cache")
+    first = _cache(cache, base, "en")
     assert first.get(PAGE, "<p>softmax</p>") is None
     first.put(PAGE, "<p>softmax</p>", "<p>softmax, with tooltips</p>", {"softmax.py": "print(1)\n"})
-    again = PageCache(cache, project, "en", CONFIG)
+    again = _cache(cache, base, "en")
     assert again.get(PAGE, "<p>softmax</p>") == {"html": "<p>softmax, with tooltips</p>",
                                                  "downloads": {"softmax.py": "print(1)\n"}}
     assert again.get(PAGE, "<p>softmax, edited</p>") is None, "the page's own edit"
     assert again.get(OTHER, "<p>softmax</p>") is None, "another page with the same HTML"
-    assert PageCache(cache, project, "da", CONFIG).get(PAGE, "<p>softmax</p>") is None, "another language"
-    (project.data_dir / "terms" / "softmax.yml").write_text("x: 2\n", encoding="utf-8")
-    assert PageCache(cache, project, "en", CONFIG).get(PAGE, "<p>softmax</p>") is None, \
-        "a record edited: every tooltip may have changed"
-    (project.data_dir / "terms" / "softmax.yml").write_text("x: 1\n", encoding="utf-8")
-    (project.snippets / "softmax.py").write_text("x = 2\n", encoding="utf-8")
-    assert PageCache(cache, project, "en", CONFIG).get(PAGE, "<p>softmax</p>") is None, "a snippet edited"
+    assert _cache(cache, base, "da").get(PAGE, "<p>softmax</p>") is None, "another language"
+    base.terms["attention"]["en"]["short"] = "edited"
+    assert _cache(cache, base, "en").get(PAGE, "<p>softmax</p>") is None, "a tooltip of its language edited"
+
+
+def _keys(base, page=PAGE, html="<p>x</p>", names=None):
+    return {lang: _cache(Cache("/nonexistent"), base, lang, names)._entry(page, html) for lang in base.languages}
+
+
+def test_a_short_definition_renews_only_its_language():
+    base = _Base()
+    before = _keys(base)
+    base.terms["attention"]["da"]["short"] = "en anden kort definition"
+    after = _keys(base)
+    assert after["da"] != before["da"] and after["es"] == before["es"] and after["en"] == before["en"]
+    base.terms["attention"]["es"]["synonyms"] = ["atención"]
+    assert _keys(base)["es"] != after["es"] and _keys(base)["da"] == after["da"]
+
+
+def test_a_term_name_renews_its_own_page_in_every_language_and_the_others_in_its_language():
+    base = _Base()
+    before, other = _keys(base), _keys(base, OTHER)
+    base.terms["softmax"]["da"]["term"] = "softmax-funktion"  # on its own page: no word inside it is linked
+    after, other_after = _keys(base), _keys(base, OTHER)
+    assert all(after[lang] != before[lang] for lang in base.languages)
+    assert other_after["da"] != other["da"] and other_after["es"] == other["es"]
+
+
+def test_a_snippet_renews_only_the_pages_that_show_it():
+    base = _Base()
+    a, b = BLOCK.format("print(1)"), BLOCK.format("print(2)")
+    names = {"print(1)": "softmax-one.py", "print(2)": "attention-two.py"}
+    before = _keys(base, PAGE, a, names), _keys(base, OTHER, b, names)
+    renamed = {**names, "print(1)": "softmax-renamed.py"}
+    after = _keys(base, PAGE, a, renamed), _keys(base, OTHER, b, renamed)
+    assert after[0]["en"] != before[0]["en"] and after[1] == before[1]
+
+
+def test_a_notebook_page_is_keyed_by_its_source_file(tmp_path):
+    notebook = tmp_path / "page.ipynb"
+    notebook.write_text('{"cells": []}', encoding="utf-8")
+    page = SimpleNamespace(url="notebooks/page/", file=SimpleNamespace(src_uri="notebooks/page.ipynb",
+                                                                       abs_src_path=str(notebook)))
+    before = _keys(_Base(), page)
+    notebook.write_text('{"cells": [{"cell_type": "code", "metadata": {"termbase_fold": ["a.py"]}}]}',
+                        encoding="utf-8")
+    assert _keys(_Base(), page)["en"] != before["en"]
 
 
 def test_a_warm_build_reuses_the_additions_and_writes_the_same_site(tmp_path):

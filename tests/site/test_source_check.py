@@ -23,7 +23,7 @@ def sources(tmp_path, monkeypatch):
                    data_dir=root / "termbase" / "data", language_timeout=60)
     state = SimpleNamespace(project=made, root=root, problems=[], runs=0)  # problems: the lines found wrong
 
-    def fake_run(project, *, spelling=True):
+    def fake_run(project, *, spelling=True, store=None):
         state.runs += 1
         report = check.Report(project)
         for line in state.problems:

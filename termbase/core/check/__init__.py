@@ -36,9 +36,10 @@ class Report(list):
         self.append(Problem(self.project.shown(Path(path)), line, what, fix))
 
 
-def run(project: Project, *, spelling: bool = True) -> Report:
+def run(project: Project, *, spelling: bool = True, store=None) -> Report:
     """Every problem of the project's sources. `spelling=False` skips hunspell (tests of
-    other rules; the command, the build and CI always spell-check)."""
+    other rules; the command, the build and CI always spell-check). `store`: a
+    check/filecache.Store that keeps the per-file rules' problems (None: all run)."""
     from termbase.core.check import claims, language, models, notebooks, pages, records, snippets
 
     report = Report(project)
@@ -51,7 +52,7 @@ def run(project: Project, *, spelling: bool = True) -> Report:
     models.check_model_configs(base, report)
     snippets.check_modules(project, report)
     notebooks.check_notebooks(project, report)
-    page_texts = pages.check_pages(base, report)
+    page_texts = pages.check_pages(base, report, store)
     snippets.check_page_blocks(base, page_texts, report)
     claims.check_claims(project, page_texts, report)
     language.check_language(base, page_texts, report, spell=spelling)

@@ -4,6 +4,7 @@ every page in every language."""
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from termbase.core import markdown, mathml, prose, sections
+from termbase.core.check import Problem, filecache
 from termbase.core.check.records import PLACEHOLDER
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, SECTION_KEYS, TermBase, page_lang
 
@@ -32,7 +34,8 @@ class PageText:
         return markdown.crowded_lines(self.text)
 
 
-def check_pages(base: TermBase, report) -> dict[Path, PageText]:
+def check_pages(base: TermBase, report, store=None) -> dict[Path, PageText]:
+    """`store`: a filecache.Store, for the problems of `_check_page` per page (check/filecache.py)."""
     project = base.project
     groups: dict[str, dict[str, Path]] = {}
     for path in sorted(project.docs.rglob("*.md")):
@@ -44,6 +47,7 @@ def check_pages(base: TermBase, report) -> dict[Path, PageText]:
             continue
         groups.setdefault(parsed[0], {})[parsed[1]] = path
     pages: dict[Path, PageText] = {}
+    neutral_pages = set(groups)
     for neutral, files in sorted(groups.items()):
         for lang in base.languages:
             if lang not in files:
@@ -57,7 +61,7 @@ def check_pages(base: TermBase, report) -> dict[Path, PageText]:
                 report.add(path, 1, f"not UTF-8 ({exc.reason} at byte {exc.start})", "save the file as UTF-8")
                 continue
             page = pages[path] = PageText(path, neutral, lang, text)
-            _check_page(base, page, set(groups), report)
+            _cached_page(base, page, neutral_pages, report, store)
     terms = base.terms
     for slug in terms:
         neutral = f"glossary/{slug}.md"
@@ -75,6 +79,33 @@ def check_pages(base: TermBase, report) -> dict[Path, PageText]:
         if page.slug in terms:
             _check_entry_structure(base, page, report)
     return pages
+
+
+def _cached_page(base: TermBase, page: PageText, neutral_pages: set[str], report, store) -> None:
+    """`_check_page`, or its problems as found before from the same inputs (filecache.page_key)."""
+    if store is None:
+        _check_page(base, page, neutral_pages, report)
+        return
+    project = base.project
+    snippets = []
+    for ref in sorted(set(markdown.REFERENCE.findall(page.text))):
+        try:
+            content = hashlib.sha256((project.root / sections.split(ref)[0]).read_bytes()).hexdigest()
+        except OSError:
+            content = "missing"
+        snippets.append(f"{ref}={content}")
+    key = filecache.digest(filecache.code_digest(), project.shown(page.path), str(project.docs.resolve()),
+                           page.neutral, page.lang, page.text, "\n".join(sorted(neutral_pages)),
+                           "\n".join(sorted(base.terms)), "\n".join(snippets))
+    found = store.get(key)
+    if found is not None:
+        store.reused.append(project.shown(page.path))
+        report.extend(Problem(*item) for item in found)
+        return
+    store.checked.append(project.shown(page.path))
+    start = len(report)
+    _check_page(base, page, neutral_pages, report)
+    store.put(key, [[p.shown, p.line, p.what, p.fix] for p in report[start:]])
 
 
 def _front_matter(page: PageText, lines: list[str], report) -> int:

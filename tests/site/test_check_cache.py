@@ -1,0 +1,85 @@
+"""The check keeps the problems of its per-file rules per file (termbase/core/check/filecache.py):
+the output is the same, problem for problem and in order, whether they were found now or
+reused; an edit to one page re-checks that page's per-file rules only."""
+
+from pathlib import Path
+
+import pytest
+
+from termbase.core import check
+from termbase.core.check import filecache
+from termbase.core.project import load
+from tests.site.sitetools import copy_project
+
+PLANTED = "\nEn formel, der ikke kan læses: $\\frac{a}{$ og [et link](ingen-side.md).\n"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = copy_project(tmp_path_factory.mktemp("check-cache") / "project", cache=False)
+    page = root / "docs" / "glossary" / "softmax.da.md"
+    page.write_text(page.read_text(encoding="utf-8") + PLANTED, encoding="utf-8")
+    return load(root)
+
+
+def _lines(report) -> list[str]:
+    return [str(problem) for problem in report]
+
+
+def test_the_cached_check_says_what_the_uncached_one_says(project, tmp_path):
+    plain = _lines(check.run(project, spelling=False))
+    assert any("softmax.da.md" in line and "formula does not parse" in line for line in plain), plain
+    assert any("softmax.da.md" in line and "ingen-side.md" in line for line in plain), plain
+    store = filecache.Store(tmp_path / "files")
+    cold = _lines(check.run(project, spelling=False, store=store))
+    assert store.checked and not store.reused
+    warm_store = filecache.Store(tmp_path / "files")
+    warm = _lines(check.run(project, spelling=False, store=warm_store))
+    assert warm_store.reused and not warm_store.checked
+    assert cold == plain and warm == plain
+
+
+def test_an_edited_page_alone_is_checked_again(project, tmp_path):
+    check.run(project, spelling=False, store=filecache.Store(tmp_path / "files"))
+    page = project.docs / "glossary" / "attention-mask.en.md"
+    original = page.read_text(encoding="utf-8")
+    try:
+        page.write_text(original + "\nOne more line, with a bad formula: $\\sqrt{$.\n", encoding="utf-8")
+        store = filecache.Store(tmp_path / "files")
+        edited = _lines(check.run(project, spelling=False, store=store))
+        assert store.checked == [project.shown(page)]
+        assert len(store.reused) > 100
+        assert edited == _lines(check.run(project, spelling=False))
+        assert any("attention-mask.en.md" in line and "formula does not parse" in line for line in edited)
+    finally:
+        page.write_text(original, encoding="utf-8")
+
+
+def test_an_edited_snippet_checks_again_only_the_pages_that_embed_it(project, tmp_path):
+    page = project.docs / "glossary" / "attention-mask.es.md"
+    snippet = project.root / "snippets" / "softmax.py"
+    originals = {path: path.read_text(encoding="utf-8") for path in (page, snippet)}
+    try:
+        page.write_text(originals[page] + '\n```text\n--8<-- "snippets/softmax.py:code"\n```\n', encoding="utf-8")
+        check.run(project, spelling=False, store=filecache.Store(tmp_path / "files"))
+        snippet.write_text(originals[snippet] + "\n# one more comment\n", encoding="utf-8")
+        store = filecache.Store(tmp_path / "files")
+        check.run(project, spelling=False, store=store)
+        assert store.checked == [project.shown(page)]
+        snippet.write_text(originals[snippet].replace("[start:code]", "[start:body]")
+                           .replace("[end:code]", "[end:body]"), encoding="utf-8")
+        store = filecache.Store(tmp_path / "files")
+        found = _lines(check.run(project, spelling=False, store=store))
+        assert project.shown(page) in store.checked
+        assert any("attention-mask.es.md" in line and "section 'code' is not marked" in line for line in found)
+        assert found == _lines(check.run(project, spelling=False))
+    finally:
+        for path, text in originals.items():
+            path.write_text(text, encoding="utf-8")
+
+
+def test_the_store_keeps_nothing_of_a_failed_write(tmp_path):
+    store = filecache.Store(tmp_path / "file-not-folder")
+    (tmp_path / "file-not-folder").write_text("", encoding="utf-8")
+    store.put("key", [["a", 1, "b", "c"]])
+    assert store.get("key") is None
