@@ -52,6 +52,28 @@ def variant_site(tmp_path_factory):
     return made["folder"] / "project", made["folder"] / "site", ran
 
 
+@pytest.fixture(scope="session")
+def mini_template(tmp_path_factory):
+    """The small project of tests/site/mini.py, made once per run and shared by the test
+    processes; a test never changes it: it takes a `mini_project`."""
+    from tests.site import mini
+
+    def make_mini(folder):
+        mini.make(folder)
+        return {}
+
+    return _once_per_run(tmp_path_factory, "mini", make_mini)["folder"]
+
+
+@pytest.fixture
+def mini_project(mini_template, tmp_path):
+    """A private copy of the small project (tests/site/mini.py), for a test of the machinery
+    (build, serve, cache, verified blocks, notebooks) that may break it on purpose."""
+    from tests.site import mini
+
+    return mini.copy(mini_template, tmp_path / "project")
+
+
 # The files that take longest (pytest --durations=0 summed per file, 2026-12-02, 2 cores), in that
 # order: run first, so that with one file per process (pytest.ini: --dist loadfile) no process
 # is left with a long file while the other has finished. Only the order changes, never a test.
@@ -64,7 +86,8 @@ LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/site/test_contrib
 
 # What makes a test `slow`: it builds, serves or copies a project (these names, reached from the
 # test or its fixtures through the module's own functions). `browser`: it is under tests/browser.
-SLOW_NAMES = {"built_site", "variant_site", "copy_project", "mkdocs_build", "mkdocs_serve", "committed_copy"}
+SLOW_NAMES = {"built_site", "variant_site", "copy_project", "mkdocs_build", "mkdocs_serve", "committed_copy",
+              "mini_template", "mini_project", "make_mini"}
 
 
 def _reaches_slow(func, module, seen) -> bool:

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from tests.site.sitetools import DEFAULT, LANGS, build_env, copy_project, mkdocs_build
+from tests.site.sitetools import DEFAULT, LANGS, build_env, mkdocs_build
 
 BUILT = re.compile(r"(?:\[(\w+)\] )?Documentation built in")
 
 
 @pytest.fixture
-def project(tmp_path):
-    return copy_project(tmp_path / "project")
+def project(mini_project):
+    return mini_project  # the small project (tests/site/mini.py): the same machinery, built in seconds
 
 
 def check(project):

@@ -13,8 +13,9 @@ import shutil
 import pytest
 
 from termbase.core import notebook_source as notebooks
+from termbase.core.project import load
 from termbase.run.notebooks import run_key
-from tests.site.sitetools import LANGS, PROJECT, ROOT, copy_project, mkdocs_build, page_for, prefix
+from tests.site.sitetools import LANGS, PROJECT, ROOT, mkdocs_build, page_for, prefix
 
 NAMES = [path.stem for path in notebooks.source_paths(PROJECT)]
 SOURCES = PROJECT.docs / "notebooks"
@@ -51,9 +52,8 @@ def test_snippet_sections_are_embedded_and_prose_does_not_change_the_run_key():
     assert run_key(codes[:-1] + [codes[-1] + "\nprint(2)"]) != run_key(codes)
 
 
-def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
-    (tmp_path / "project").mkdir()
-    project = copy_project(tmp_path / "project")
+def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(mini_project, tmp_path):
+    project = mini_project  # the small project (tests/site/mini.py) has both notebooks named here
     shutil.rmtree(project / ".termbase-cache", ignore_errors=True)  # no cache: every notebook executes here
     broken = project / "docs" / "notebooks" / "cross-attention-encoder-decoder.py"
     text = broken.read_text(encoding="utf-8")
@@ -75,18 +75,24 @@ def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
     assert not any((run / "executed.ipynb").exists() for run in runs), "a failed run must not be cached"
 
 
-def test_each_notebook_runs_at_most_once_per_build_and_not_at_all_when_unchanged(built_site, tmp_path):
-    _, first = built_site
+def test_each_notebook_runs_at_most_once_per_build_and_not_at_all_when_unchanged(mini_project, tmp_path):
+    """On the small project (tests/site/mini.py), one notebook's runs removed from its cache: the
+    first build executes it (once, not once per language) and finds the other unchanged."""
+    for run in (mini_project / ".termbase-cache" / "notebooks").glob("cross-attention-encoder-decoder-*"):
+        shutil.rmtree(run)
+    names = [path.stem for path in notebooks.source_paths(load(mini_project))]
+    first = mkdocs_build(mini_project, tmp_path / "first")
     log = first.stdout + first.stderr
-    for name in NAMES:
+    assert first.returncode == 0, log
+    for name in names:
         shown = f"docs/notebooks/{name}.py"
         assert EXECUTED.findall(log).count(shown) <= 1, log  # not once per language
         assert EXECUTED.findall(log).count(shown) + CACHED.findall(log).count(shown) == len(LANGS), log
-    second = mkdocs_build(ROOT, tmp_path / "site")
+    second = mkdocs_build(mini_project, tmp_path / "site")
     log = second.stdout + second.stderr
     assert second.returncode == 0, log
     assert EXECUTED.findall(log) == [], log
-    assert sorted(CACHED.findall(log)) == sorted(f"docs/notebooks/{name}.py" for name in NAMES for _ in LANGS)
+    assert sorted(CACHED.findall(log)) == sorted(f"docs/notebooks/{name}.py" for name in names for _ in LANGS)
 
 
 @pytest.mark.parametrize("lang", LANGS)

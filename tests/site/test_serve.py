@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from tests.site.sitetools import build_env, copy_project, mkdocs_build
+from tests.site.sitetools import build_env, mkdocs_build
 
 NOTEBOOK = "cross-attention-encoder-decoder"
 
@@ -52,8 +52,8 @@ def fetch_built(url: str, process: subprocess.Popen, log_path, timeout: float = 
 
 
 @pytest.fixture
-def project(tmp_path):
-    project = copy_project(tmp_path / "project")
+def project(mini_project):
+    project = mini_project  # the small project (tests/site/mini.py): it has this notebook
     for run in (project / ".termbase-cache" / "notebooks").glob(f"{NOTEBOOK}-*"):
         import shutil
 
@@ -107,13 +107,13 @@ def settled(origin: str, after: int, serve, log_path, until=lambda: True, timeou
         time.sleep(0.2)
 
 
-def test_after_an_edit_serve_shows_it_at_once_and_then_no_stale_page(tmp_path):
+def test_after_an_edit_serve_shows_it_at_once_and_then_no_stale_page(mini_project, tmp_path):
     """Edit an English entry and a term record while serving. The edited page is written ahead
     of its language's rebuild (its preview), and an open browser is told to reload into it;
     once every language has rebuilt, every page served (the edited one, tooltips and the index
     elsewhere, the other languages) and the preview itself are exactly what a clean build of the
     edited sources writes, and the open page is told to reload into the rebuilt one."""
-    project = copy_project(tmp_path / "project")
+    project = mini_project
     port = free_port()
     origin = f"http://127.0.0.1:{port}/"
     softmax = origin + "glossary/softmax/"
@@ -336,12 +336,12 @@ def wait_for(url: str, condition, serve, log_path, what: str, timeout: float = 9
         time.sleep(0.5)
 
 
-def test_under_serve_a_failing_check_and_a_failing_block_leave_every_page_answering(tmp_path):
+def test_under_serve_a_failing_check_and_a_failing_block_leave_every_page_answering(mini_project, tmp_path):
     """Break a page (the check fails), a block's EXPECTED_OUTPUT under tests/ (the block fails,
     and loses its Verified note) and scaffold a new entry (a draft): every page still answers;
     the broken pages say why, in their language; the draft is served in every language with
     its placeholders; every other page names the problems; the fixes bring the pages back."""
-    project = copy_project(tmp_path / "project")
+    project = mini_project
     port = free_port()
     origin = f"http://127.0.0.1:{port}/"
     log_path = tmp_path / "serve.log"

@@ -9,7 +9,7 @@ import pytest
 
 from termbase.core.model import TermBase
 from termbase.site.pages import Pages
-from tests.site.sitetools import PROJECT, ROOT, copy_project, mkdocs_build
+from tests.site.sitetools import PROJECT, ROOT, mkdocs_build
 
 
 def break_demo(project, old, new):
@@ -26,8 +26,9 @@ def break_demo(project, old, new):
     ("ones = torch.ones(2)\n", "ones = torch.ones(3) @ torch.ones(2)\n",
      "snippets/softmax.py:demo (line 39): block 'demo' of snippets/softmax.py raised: RuntimeError"),
 ], ids=["prints False", "raises"])
-def test_a_block_that_does_not_do_what_its_test_declares_never_reaches_the_site(tmp_path, old, new, expected):
-    project = copy_project(tmp_path / "project")
+def test_a_block_that_does_not_do_what_its_test_declares_never_reaches_the_site(mini_project, tmp_path, old, new,
+                                                                               expected):
+    project = mini_project
     break_demo(project, old, new)
     site = tmp_path / "site"
     built = mkdocs_build(project, site)
