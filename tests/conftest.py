@@ -74,14 +74,15 @@ def mini_project(mini_template, tmp_path):
     return mini.copy(mini_template, tmp_path / "project")
 
 
-# The files that take longest (pytest --durations=0 summed per file, 2026-12-02, 2 cores), in that
+# The files that take longest (pytest --durations=0 summed per file, 2026-12-04, 2 cores), in that
 # order: run first, so that with one file per process (pytest.ini: --dist loadfile) no process
-# is left with a long file while the other has finished. Only the order changes, never a test.
-LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/site/test_contributions.py",
-                 "tests/site/test_page_cache.py", "tests/browser/test_reading.py",
-                 "tests/site/test_broken_sources.py", "tests/site/test_serve.py",
-                 "tests/site/test_notebooks.py", "tests/browser/test_takeaway.py",
-                 "tests/site/test_fourth_language.py", "tests/site/test_verified.py"]
+# is left with a long file while the other has finished. The two that read the browser's crawl
+# (tests/browser/crawl.py) come first, so that the two processes crawl two languages at once.
+# Only the order changes, never a test.
+LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/browser/test_reading.py",
+                 "tests/site/test_contributions.py", "tests/site/test_serve.py", "tests/site/test_notebooks.py",
+                 "tests/site/test_broken_sources.py", "tests/browser/test_takeaway.py",
+                 "tests/site/test_page_cache.py", "tests/site/test_fourth_language.py", "tests/site/test_verified.py"]
 
 
 # What makes a test `slow`: it builds, serves or copies a project (these names, reached from the

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from termbase.run.cache import Cache
 from termbase.site.page_cache import PageCache, labels
 from termbase.site.tooltips import Tooltips
-from tests.site.sitetools import copy_project, mkdocs_build
+from tests.site.sitetools import mkdocs_build
 
 REUSED = re.compile(r"termbase: (\w+): the additions to (\d+) page\(s\) reused")
 
@@ -110,8 +110,8 @@ def test_a_notebook_page_is_keyed_by_its_source_file(tmp_path):
     assert _keys(_Base(), page)["en"] != before["en"]
 
 
-def test_a_warm_build_reuses_the_additions_and_writes_the_same_site(tmp_path):
-    project = copy_project(tmp_path / "project")
+def test_a_warm_build_reuses_the_additions_and_writes_the_same_site(mini_project, tmp_path):
+    project = mini_project  # tests/site/mini.py: the same machinery, a few entries
     first = mkdocs_build(project, tmp_path / "first")
     assert first.returncode == 0, first.stderr
     warm = mkdocs_build(project, tmp_path / "warm")
@@ -120,3 +120,14 @@ def test_a_warm_build_reuses_the_additions_and_writes_the_same_site(tmp_path):
     pages = len(list((tmp_path / "first").glob("glossary/*/index.html")))
     assert len(reused) == 3 and min(reused.values()) > pages, warm.stderr
     assert _differences(tmp_path / "first", tmp_path / "warm") == []
+    # One Danish short definition edited: its tooltips are on every Danish page, on no other.
+    record = project / "termbase" / "data" / "terms" / "softmax.yml"
+    lines = record.read_text(encoding="utf-8").splitlines(keepends=True)
+    short = next(i for i in range(lines.index("da:\n"), len(lines)) if lines[i].startswith("  short: "))
+    lines[short] = lines[short].rstrip().removesuffix('"') + ' Den bruges overalt."\n'
+    record.write_text("".join(lines), encoding="utf-8")
+    edited = mkdocs_build(project, tmp_path / "edited")
+    assert edited.returncode == 0, edited.stdout + edited.stderr
+    after = {lang: int(n) for lang, n in REUSED.findall(edited.stdout + edited.stderr)}
+    assert after.get("en") == reused["en"] and after.get("es") == reused["es"], edited.stderr
+    assert after.get("da", 0) < reused["da"], edited.stderr
