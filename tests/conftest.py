@@ -1,6 +1,7 @@
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,6 +23,7 @@ def _once_per_run(tmp_path_factory, name: str, make) -> dict:
     with open(shared / f"{name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not log.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a process that failed here left half made
             log.write_text(json.dumps(make(folder)), encoding="utf-8")
     return {"folder": folder, **json.loads(log.read_text(encoding="utf-8"))}
 

@@ -13,7 +13,8 @@ common to the pages of one language (`PageCache.common`):
   slug, and `Tooltips.titles`: each term's short definition as tooltip text); every page is matched
   against the whole table, so it cannot be narrowed to a page;
 - the interface strings the additions print in that language (labels `notebook_snippets`,
-  `permalink`; page `download_py`, `open_in_colab`);
+  `notebook_download`, `permalink`; page `download_py`, `open_in_colab`);
+- the notebook pages' style sheet, docs/notebooks/_notebook.css, which they inline;
 - termbase's code (every .py file of the package, not its data folder): which function of it
   makes an addition is not worth tracking, and code edits are rare;
 - the versions of the packages that render (`RENDERERS`) and of Python.
@@ -46,7 +47,8 @@ NAMESPACE = "page-additions"
 RENDERERS = ("mkdocs", "mkdocs-material", "pymdown-extensions", "mkdocs-jupyter", "latex2mathml", "Markdown",
              "PyYAML", "Pygments")
 PYTHON = '<div class="language-python highlight">'  # downloads.BLOCK: a page without it has no download link
-LABELS = (("notebook_snippets", "labels"), ("permalink", "labels"), ("download_py", "page"), ("open_in_colab", "page"))
+LABELS = (("notebook_snippets", "labels"), ("notebook_download", "labels"), ("permalink", "labels"),
+          ("download_py", "page"), ("open_in_colab", "page"))
 
 
 def _code(package: Path) -> str:
@@ -64,6 +66,15 @@ def _code(package: Path) -> str:
                     continue
                 digest.update(str(path.relative_to(folder)).encode("utf-8") + b"\0" + hashlib.sha256(content).digest())
     return digest.hexdigest()
+
+
+def _notebook_style(config) -> str:
+    """A hash of the style sheet notebook pages inline (notebook_pages.page_content)."""
+    docs = getattr(config, "docs_dir", None)
+    try:
+        return hashlib.sha256((Path(docs) / "notebooks" / "_notebook.css").read_bytes()).hexdigest() if docs else ""
+    except OSError:
+        return ""
 
 
 def labels(base, lang: str) -> dict:
@@ -89,7 +100,8 @@ class PageCache:
         table = json.dumps([[list(words), slug] for words, slug in sorted(tooltips.table.items())])
         titles = json.dumps(sorted(tooltips.titles.items()))
         self.common = key(lang, config.site_url or "", str(config.use_directory_urls), settings, table, titles,
-                          json.dumps(labels, sort_keys=True), _code(package), packages=RENDERERS)
+                          json.dumps(labels, sort_keys=True), _code(package), _notebook_style(config),
+                          packages=RENDERERS)
         self.reused = 0
         self._made: dict[tuple[str, str], str] = {}  # a page's key, from `get` to `put` (made once)
 

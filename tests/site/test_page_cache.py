@@ -131,3 +131,21 @@ def test_a_warm_build_reuses_the_additions_and_writes_the_same_site(mini_project
     after = {lang: int(n) for lang, n in REUSED.findall(edited.stdout + edited.stderr)}
     assert after.get("en") == reused["en"] and after.get("es") == reused["es"], edited.stderr
     assert after.get("da", 0) < reused["da"], edited.stderr
+
+
+def test_the_notebook_pages_style_sheet_and_download_label_are_in_the_key(tmp_path):
+    """Notebook pages inline docs/notebooks/_notebook.css and print `notebook_download`."""
+    base, cache = _Base(), Cache(tmp_path / "cache")
+    css = tmp_path / "docs" / "notebooks" / "_notebook.css"
+    css.parent.mkdir(parents=True)
+    css.write_text(".jp-Cell { margin: 0 }\n", encoding="utf-8")
+    config = SimpleNamespace(**vars(CONFIG), docs_dir=str(tmp_path / "docs"))
+
+    def made():
+        return PageCache(cache, "en", config, Tooltips(base, "en"), {}, labels(base, "en"))
+
+    made().put(PAGE, "<p>softmax</p>", "<p>softmax, styled</p>", {})
+    assert made().get(PAGE, "<p>softmax</p>") is not None
+    css.write_text(".jp-Cell { margin: 1px }\n", encoding="utf-8")
+    assert made().get(PAGE, "<p>softmax</p>") is None, "the style sheet edited"
+    assert "labels.notebook_download" in labels(base, "en")
