@@ -38,8 +38,9 @@ FENCE_OPTION_VALUES = {"hl_lines": re.compile(r"\d+(?:-\d+)?(?:[ \t]+\d+(?:-\d+)
                        "linenums": re.compile(r"[\d]+(?:[ \t]+[\d]+)?(?:[ \t]+[\d]+)?"),
                        "title": None, "title_mode": None}
 # Blocks that end a paragraph on the line they start (Python-Markdown looks for them anywhere in a
-# block); a list item starts a block only after a blank line, so it ends only a list item's text.
-INTERRUPTS = re.compile(r"^\s*(?:#|>|!!!|\?\?\?|===)")
+# block: headings, quotes, admonitions, tabs, footnote and abbreviation definitions); a list item
+# starts a block only after a blank line, so it ends only a list item's text.
+INTERRUPTS = re.compile(r"^\s*(?:#|>|!!!|\?\?\?|===)|^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:")  # ... footnotes, abbreviations
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s)")
 ONE_LINE_BLOCK = re.compile(r"^\s*(?:#|!!!|\?\?\?|===)")  # a heading or a title: the next line is a new paragraph
 BRACES = re.compile(r"\{\{(.*?)\}\}")
@@ -113,6 +114,22 @@ def _fence_end(bare: list[str], index: int, match: re.Match) -> tuple[str, int]:
     return "open", len(bare)
 
 
+def _math_block(bare: list[str], index: int, front_end: int) -> bool:
+    """Whether the `$$` on bare[index] opens display math as pymdownx.arithmatex reads it: the
+    formula is a block of its own, so a blank line (or a heading, or the page's start) comes
+    before the opening `$$`, no blank line before the closing one, and a blank line (or the end)
+    after it. Otherwise the lines are text, and the check says so."""
+    before = bare[index - 1] if index > front_end else ""
+    if before.strip() and not re.match(r"^\s*#", before):
+        return False
+    for later in range(index + 1, len(bare)):
+        if not bare[later].strip():
+            return False
+        if bare[later].strip() == "$$":
+            return later + 1 == len(bare) or not bare[later + 1].strip()
+    return False
+
+
 @dataclass(frozen=True)
 class Line:
     number: int
@@ -163,7 +180,7 @@ def scan(text: str) -> list[Line]:
                 out.append(Line(number, line, FENCE, end, fence))
                 continue
             kind, text_until = TEXT, stop
-        elif line.strip() == "$$":
+        elif line.strip() == "$$" and _math_block(bare, index, front_end):
             kind, math = MATH, True
         else:
             kind = TEXT

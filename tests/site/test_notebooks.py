@@ -77,13 +77,16 @@ def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(mini_project, t
 
 def test_each_notebook_runs_at_most_once_per_build_and_not_at_all_when_unchanged(mini_project, tmp_path):
     """On the small project (tests/site/mini.py), one notebook's runs removed from its cache: the
-    first build executes it (once, not once per language) and finds the other unchanged."""
+    first build executes it once, not once per language, and each other notebook at most once
+    (not at all when the cache copied from the repository holds its run); the second build
+    executes none."""
     for run in (mini_project / ".termbase-cache" / "notebooks").glob("cross-attention-encoder-decoder-*"):
         shutil.rmtree(run)
     names = [path.stem for path in notebooks.source_paths(load(mini_project))]
     first = mkdocs_build(mini_project, tmp_path / "first")
     log = first.stdout + first.stderr
     assert first.returncode == 0, log
+    assert EXECUTED.findall(log).count("docs/notebooks/cross-attention-encoder-decoder.py") == 1, log
     for name in names:
         shown = f"docs/notebooks/{name}.py"
         assert EXECUTED.findall(log).count(shown) <= 1, log  # not once per language

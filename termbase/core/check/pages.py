@@ -82,7 +82,8 @@ def check_pages(base: TermBase, report, store=None) -> dict[Path, PageText]:
 
 
 def _cached_page(base: TermBase, page: PageText, neutral_pages: set[str], report, store) -> None:
-    """`_check_page`, or its problems as found before from the same inputs (filecache.page_key)."""
+    """`_check_page`, or its problems as found before from the same inputs (the key below; the
+    list of them is in filecache.py's docstring)."""
     if store is None:
         _check_page(base, page, neutral_pages, report)
         return
