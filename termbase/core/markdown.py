@@ -42,7 +42,7 @@ FENCE_OPTION_VALUES = {"hl_lines": re.compile(r"\d+(?:-\d+)?(?:[ \t]+\d+(?:-\d+)
 # starts a block only after a blank line, so it ends only a list item's text.
 INTERRUPTS = re.compile(r"^\s*(?:#|>|!!!|\?\?\?|===)|^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:")  # ... footnotes, abbreviations
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s)")
-ONE_LINE_BLOCK = re.compile(r"^\s*(?:#|!!!|\?\?\?|===)")  # a heading or a title: the next line is a new paragraph
+ONE_LINE_BLOCK = re.compile(r"^\s*(?:#|!!!|\?\?\?|===)|^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:")  # a heading or a title: the next line is a new paragraph
 BRACES = re.compile(r"\{\{(.*?)\}\}")
 MARKER_NAME = re.compile(r"[a-z_]+")
 CLAIM = re.compile(r"\s*claim\s*:(.*)", re.S)
