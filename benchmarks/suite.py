@@ -8,6 +8,7 @@ which say where its time goes."""
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -89,11 +90,15 @@ def count_builds(started: list[list[str]]) -> dict:
 def time_session(args: list[str], env_extra: dict | None = None) -> dict:
     with tempfile.NamedTemporaryFile(prefix="bench-builds-", delete=False) as fh:
         builds_log = Path(fh.name)
+    # A temporary folder of its own: pytest keeps only the three newest under /tmp/pytest-of-<user>,
+    # so another pytest started on this machine meanwhile would delete this session's site build.
+    basetemp = Path(tempfile.mkdtemp(prefix="bench-pytest-"))
     run = measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "benchmarks.count_builds",
-                   "--durations=0", *args],
+                   f"--basetemp={basetemp / 'run'}", "--durations=0", *args],
                   cwd=ROOT, env=build_env(TERMBASE_BENCH_BUILD_LOG=str(builds_log), **(env_extra or {})), timeout=3600)
     started = [line.split("\t") for line in builds_log.read_text(encoding="utf-8").splitlines() if "\t" in line]
     builds_log.unlink(missing_ok=True)
+    shutil.rmtree(basetemp, ignore_errors=True)
     builds = count_builds(started)
     lines = [line for line in run.output.strip().splitlines() if line.strip()]
     tail = next((line for line in reversed(lines) if SUMMARY.search(line) and " in " in line), lines[-1] if lines else "")
