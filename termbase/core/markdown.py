@@ -40,9 +40,11 @@ FENCE_OPTION_VALUES = {"hl_lines": re.compile(r"\d+(?:-\d+)?(?:[ \t]+\d+(?:-\d+)
 # Blocks that end a paragraph on the line they start (Python-Markdown looks for them anywhere in a
 # block: headings, quotes, admonitions, tabs, footnote and abbreviation definitions); a list item
 # starts a block only after a blank line, so it ends only a list item's text.
-INTERRUPTS = re.compile(r"^\s*(?:#|>|!!!|\?\?\?|===)|^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:")  # ... footnotes, abbreviations
+DEFINITION = r"^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:"  # a footnote's or an abbreviation's
+INTERRUPTS = re.compile(rf"^\s*(?:#|>|!!!|\?\?\?|===)|{DEFINITION}")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s)")
-ONE_LINE_BLOCK = re.compile(r"^\s*(?:#|!!!|\?\?\?|===)|^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:")  # a heading or a title: the next line is a new paragraph
+# A heading, a title or a definition: the next line starts a new paragraph.
+ONE_LINE_BLOCK = re.compile(rf"^\s*(?:#|!!!|\?\?\?|===)|{DEFINITION}")
 BRACES = re.compile(r"\{\{(.*?)\}\}")
 MARKER_NAME = re.compile(r"[a-z_]+")
 CLAIM = re.compile(r"\s*claim\s*:(.*)", re.S)
