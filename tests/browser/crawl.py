@@ -6,7 +6,8 @@ loaded, the document's width, inline code broken mid-word, a header title cut of
 `Reader` reports (requests to other hosts, answers of 400 and above, failed requests, console
 errors). Then, in the same load, at desktop width: the interface texts (PAGE_TEXTS) of the
 pages of each kind, axe-core in both schemes on those pages, and the widths of the snippet code
-boxes.
+boxes. On every page with an entry figure, the figures shown in each scheme; on every page, its
+buttons (the notebooks' "Open in Colab").
 
 `Crawl.language(lang)` shares the result between the test processes of one run (pytest-xdist):
 it is written as JSON beside the site build, under a lock per language; a process that finds a
@@ -111,6 +112,38 @@ CODE_WIDTHS = """() => {
 }"""
 
 
+# The entry figures of a page, each with whether it is shown (a figure has a light and a dark
+# variant, one of them hidden by Material's #only-light/#only-dark rules) and loaded, and how
+# many of the links around them are hidden.
+SHOWN_FIGURES = """() => ({
+  figures: [...document.querySelectorAll("article img.termbase-figure")].map(img => ({
+    src: img.getAttribute("src"), shown: img.checkVisibility(), complete: img.complete, width: img.naturalWidth,
+  })),
+  hidden_links: [...document.querySelectorAll("article a:has(> img.termbase-figure)")].filter(a => !a.checkVisibility()).length,
+})"""
+FIGURES_SHOWN_LOADED = ("() => [...document.querySelectorAll('article img.termbase-figure')]"
+                        ".filter(i => i.checkVisibility()).every(i => i.complete)")
+BUTTONS = """() => [...document.querySelectorAll("article a.md-button")].map(a => ({
+  text: a.textContent.trim(), href: a.getAttribute("href"),
+}))"""
+
+
+def figures_in_both_schemes(page) -> dict:
+    """scheme -> SHOWN_FIGURES, once the figures shown in it have loaded ("timeout": they did not)."""
+    found = {}
+    first = a11y.scheme_of(page)
+    for scheme in (first, OTHER[first]):
+        a11y.set_scheme(page, scheme)
+        try:
+            page.wait_for_function(FIGURES_SHOWN_LOADED, timeout=10_000)
+            timeout = False
+        except Exception:  # recorded, and the test names the page
+            timeout = True
+        found[scheme] = {**page.evaluate(SHOWN_FIGURES), "timeout": timeout}
+    a11y.set_scheme(page, "light")
+    return found
+
+
 def pages_of(site: Path, lang: str) -> list[str]:
     root = site if lang == "en" else site / lang
     paths = []
@@ -171,6 +204,7 @@ def crawl_language(browser, origin: str, site: Path, lang: str) -> dict:
             record["width"] = page.evaluate("document.documentElement.scrollWidth")
             record["breaks"] = page.evaluate(CODE_BREAKS)
             record["title_cut"] = page.evaluate(TITLE_CUT)
+            record["buttons"] = page.evaluate(BUTTONS)
             if path in kinds or path in snippets:
                 page.set_viewport_size(DESKTOP)
             if path in kinds:
@@ -191,6 +225,9 @@ def crawl_language(browser, origin: str, site: Path, lang: str) -> dict:
                 a11y.set_scheme(page, "light")  # the phone checks of the next page in light, as a reader starts
             if path in snippets:
                 record["code_widths"] = page.evaluate(CODE_WIDTHS)
+            if page.evaluate("document.querySelector('article img.termbase-figure') !== null"):
+                a11y.prepare(page)
+                record["figures"] = figures_in_both_schemes(page)
             record["problems"] = reader.problems[start:]
         page.wait_for_load_state("networkidle")
         if pages:

@@ -6,8 +6,8 @@ desktop; and no English interface text on the Spanish and Danish pages.
 
 axe-core is the copy the pinned axe-playwright-python wheel ships (requirements.txt); it is
 injected once per page load and run in both schemes of that load (Material's palette toggle).
-The axe runs, the interface texts and the snippet box widths are recorded by the crawl that
-visits each page once (tests/browser/crawl.py); the tests here assert on that record, and
+The axe runs, the interface texts, the snippet box widths and the figures shown in each scheme
+are recorded by the crawl that visits each page once (tests/browser/crawl.py); the tests here assert on that record, and
 drive the browser themselves only where they interact (Tab, the toggle, search, copying). Its colour-contrast rule sees
 the code blocks and formulas of one page (an entry); on the others their colours are measured
 by CODE_AND_MATH_CONTRAST, which is much faster on long pages (a11ytools.AXE_START).
@@ -102,33 +102,24 @@ def entries_with_figures(site, lang: str) -> list[str]:
                   if "#only-dark" in p.read_text(encoding="utf-8"))
 
 
-SHOWN_FIGURES = """() => [...document.querySelectorAll("article img.termbase-figure")].map(img => ({
-  src: img.getAttribute("src"), shown: img.checkVisibility(), complete: img.complete, width: img.naturalWidth,
-}))"""
-
-
 @pytest.mark.parametrize("lang", LANGS)
-def test_each_entry_figure_is_shown_in_the_variant_of_the_scheme(reader, page, lang):
+def test_each_entry_figure_is_shown_in_the_variant_of_the_scheme(crawl, reader, lang):
+    """On what the crawl recorded (tests/browser/crawl.py: figures_in_both_schemes), for every
+    entry with a figure in every language; tests/site/test_figures.py checks that each light and
+    dark file is what the code draws."""
     entries = entries_with_figures(reader.site, lang)
     assert len(entries) >= 5, f"only {len(entries)} {lang} entries have a figure with a dark version"
-    if lang != LANGS[0]:
-        # The same markup, CSS and figure files in every language: every English entry is
-        # shown in both schemes, every fourth entry of the others (tests/site/test_figures.py
-        # checks that each light and dark file is what the code draws).
-        entries = entries[::4]
+    pages = crawl.language(lang)
     wrong = []
     for url in entries:
-        reader.goto(url)
-        a11y.prepare(page)
-        first = a11y.scheme_of(page)
-        for scheme in (first, OTHER[first]):
-            a11y.set_scheme(page, scheme)
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('article img.termbase-figure')]"
-                ".filter(i => i.checkVisibility()).every(i => i.complete)", timeout=10_000)
-            figures = page.evaluate(SHOWN_FIGURES)
+        seen = pages.get(url, {}).get("figures")
+        assert seen is not None and sorted(seen) == ["dark", "light"], f"the crawl did not look at the figures of {url}"
+        for scheme, found in seen.items():
+            figures = found["figures"]
             shown = [f for f in figures if f["shown"]]
             want = "#only-dark" if scheme == "dark" else "#only-light"
+            if found["timeout"]:
+                wrong.append(f"{url} ({scheme}): the figures shown did not finish loading in 10 s")
             if not shown:
                 wrong.append(f"{url} ({scheme}): no figure shown")
             for f in shown:
@@ -137,9 +128,7 @@ def test_each_entry_figure_is_shown_in_the_variant_of_the_scheme(reader, page, l
                     wrong.append(f"{url} ({scheme}): shows {f['src']}")
                 if not (f["complete"] and f["width"] > 0):
                     wrong.append(f"{url} ({scheme}): {f['src']} did not load (naturalWidth {f['width']})")
-            hidden_links = page.eval_on_selector_all(
-                "article a:has(> img.termbase-figure)", "els => els.filter(a => !a.checkVisibility()).length")
-            if hidden_links != len(figures) - len(shown):
+            if found["hidden_links"] != len(figures) - len(shown):
                 wrong.append(f"{url} ({scheme}): the links of the hidden variants are still shown")
     assert not wrong, "\n  ".join(["figures in the wrong variant:"] + wrong)
 

@@ -54,15 +54,18 @@ def test_each_block_downloads_as_exactly_what_its_copy_button_copies(reader, pag
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_notebook_pages_open_in_colab_from_the_repository(reader, page, lang):
+def test_notebook_pages_open_in_colab_from_the_repository(crawl, lang):
+    """On the buttons the crawl read on each notebook page (tests/browser/crawl.py)."""
+    pages = crawl.language(lang)
+    label = BASE.t("open_in_colab", lang, "page")
     for path in notebook_source.source_paths(PROJECT):
-        with reader.watch("colab"):
-            reader.goto(prefix(lang) + f"notebooks/{path.stem}/")
-            colab = page.locator("a.md-button", has_text=BASE.t("open_in_colab", lang, "page"))
-            assert colab.count() == 1, f"{lang}/{path.stem}: no Colab link"
-            assert colab.get_attribute("href") == (f"https://colab.research.google.com/github/{REPOSITORY}/blob/main/"
-                                                   f"notebooks/{lang}/{path.stem}.ipynb")
-            assert (PROJECT.root / "notebooks" / lang / f"{path.stem}.ipynb").is_file()
+        url = prefix(lang) + f"notebooks/{path.stem}/"
+        assert url in pages, f"the crawl did not visit {url}"
+        colab = [button for button in pages[url]["buttons"] if label in button["text"]]
+        assert len(colab) == 1, f"{lang}/{path.stem}: {len(colab)} Colab links ({pages[url]['buttons']})"
+        assert colab[0]["href"] == (f"https://colab.research.google.com/github/{REPOSITORY}/blob/main/"
+                                    f"notebooks/{lang}/{path.stem}.ipynb")
+        assert (PROJECT.root / "notebooks" / lang / f"{path.stem}.ipynb").is_file()
 
 
 REPOSITORY = "attention-glossary/attention-glossary"
