@@ -120,7 +120,10 @@ def _math_block(bare: list[str], index: int, front_end: int) -> bool:
     """Whether the `$$` on bare[index] opens display math as pymdownx.arithmatex reads it: the
     formula is a block of its own, so a blank line (or a heading, or the page's start) comes
     before the opening `$$`, no blank line before the closing one, and a blank line (or the end)
-    after it. Otherwise the lines are text, and the check says so."""
+    after it. The opening `$$` starts its line (arithmatex matches it at the block's start; an
+    indented one is a paragraph). Otherwise the lines are text, and the check says so. (Math
+    indented inside an admonition or a list is not modelled: no page has display math of its
+    own, formulas come from the term records; such math is reported as a stray '$'.)"""
     before = bare[index - 1] if index > front_end else ""
     if before.strip() and not re.match(r"^\s*#", before):
         return False
@@ -182,7 +185,7 @@ def scan(text: str) -> list[Line]:
                 out.append(Line(number, line, FENCE, end, fence))
                 continue
             kind, text_until = TEXT, stop
-        elif line.strip() == "$$" and _math_block(bare, index, front_end):
+        elif line.rstrip() == "$$" and _math_block(bare, index, front_end):
             kind, math = MATH, True
         else:
             kind = TEXT

@@ -108,6 +108,7 @@ def outside_code(text: str, without: tuple[str, ...] = ()) -> str:
 @example("{{ summary }}\n- an item ```python\n- an item {{ summary }}\n```python")  # a marker stands apart
 @example("```python `{{ claim:sdpa-scale-default }}` shows the form")  # attr_list and a citation after code
 @example("$$\n{{ summary }}\n$$")  # a formula, not a marker
+@example(" $$\n{{ summary }}\n$$")  # an indented $$ opens no formula: the marker is in text
 @example("*[HTML]: Hyper Text ```python\n{{ summary }}\n```python")  # an abbreviation is a line of its own
 @example("~~~ {{ claim:sdpa-scale-default }}\n~~~")  # braces after a fence are its attributes
 def test_a_page_the_check_accepts_renders_every_marker_and_claim(text):
