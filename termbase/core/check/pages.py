@@ -4,6 +4,7 @@ every page in every language."""
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,6 +33,11 @@ class PageText:
     @cached_property
     def crowded(self) -> set[int]:
         return markdown.crowded_lines(self.text)
+
+    @cached_property
+    def prose(self) -> list:
+        """markdown.prose of the page, read once for the rules that need it."""
+        return markdown.prose(self.text)
 
 
 def check_pages(base: TermBase, report, store=None) -> dict[Path, PageText]:
@@ -134,7 +140,7 @@ def _check_page(base: TermBase, page: PageText, neutral_pages: set[str], report)
     _front_matter(page, page.text.splitlines(), report)
     is_entry = page.slug is not None
     display_math = None
-    blanked = {line.number: blank for line, blank in markdown.prose(page.text)}
+    blanked = {line.number: blank for line, blank in page.prose}
     for line in markdown.scan(page.text):
         number, text = line.number, line.text
         if line.kind == markdown.FENCE and line.fence.end == number:
@@ -260,10 +266,10 @@ def _check_entry_structure(base: TermBase, page: PageText, report) -> None:
             why = "out of order" if k in expected and keys.count(k) == 1 else (
                 "there is no figure in the term record" if k == "figure" else "repeated")
             report.add(page.path, n, f"section '{titles[k]}' is {why}", f"an entry's sections are, in this order: {order}")
+    counts = Counter(markdown.marker_line(line.text, blank, line.number in page.crowded) for line, blank in page.prose)
     for marker in ENTRY_MARKERS:
         wanted = 1 if marker != "figure" or term.get("figure") else 0
-        count = sum(1 for line, blank in markdown.prose(page.text)
-                    if markdown.marker_line(line.text, blank, line.number in page.crowded) == marker)
+        count = counts[marker]
         if count != wanted:
             report.add(page.path, 1, f"marker '{{{{ {marker} }}}}' appears {count} times, expected {wanted}",
                        "keep the marker lines of the entry template")
