@@ -32,9 +32,11 @@ def available(dictionary: str) -> str | None:
     return None
 
 
-def words(text: str) -> list[str]:
+@functools.lru_cache(maxsize=65536)
+def words(text: str) -> tuple[str, ...]:
     """The words of a line of prose (a hyphenated compound is one word); symbols (Q, d_k) and
-    acronyms (GQA, MHA, README's) are not words."""
+    acronyms (GQA, MHA, README's) are not words. Kept per line in the process: a rebuild under
+    `mkdocs serve`, or a check of a copy, reads mostly the same lines again."""
     text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
     text = re.sub(r"(?<=\s)-(?:th|st|nd|rd)\b", " ", text)  # the ordinal of a formula: "$i$-th"
     text = re.sub(r"\b(\d+)(?:th|st|nd|rd)\b", r"\1", text)  # and of a number: "513th"
@@ -44,7 +46,7 @@ def words(text: str) -> list[str]:
         bare = token.rstrip(".")
         if len(bare) > 1 and not bare.isupper():
             found.append(token)
-    return found
+    return tuple(found)
 
 
 def parts(word: str) -> list[str]:

@@ -85,3 +85,15 @@ def test_the_store_keeps_nothing_of_a_failed_write(tmp_path):
     (tmp_path / "file-not-folder").write_text("", encoding="utf-8")
     store.put("key", [["a", 1, "b", "c"]])
     assert store.get("key") is None
+
+
+def test_a_copy_of_the_project_reuses_what_the_original_found(project, tmp_path):
+    """The key holds paths relative to the project's root: copies share entries (the tests'
+    broken copies do, tests/site/test_contributions.py), and say what the original says."""
+    first = filecache.Store(tmp_path / "files")
+    original = _lines(check.run(project, spelling=False, store=first))
+    copy = load(mini.copy(project.root, tmp_path / "copy"))
+    store = filecache.Store(tmp_path / "files")
+    copied = _lines(check.run(copy, spelling=False, store=store))
+    assert store.reused and not store.checked
+    assert copied == original == _lines(check.run(copy, spelling=False))

@@ -176,13 +176,18 @@ BROKEN = {
 }
 
 
-def check_copy(project) -> list[str]:
+def check_copy(project, store) -> list[str]:
     """The checker's lines for a copy of the project, run in this process (the same function
-    `python -m termbase check` and every build run; see test_the_cli_and_the_build_refuse_it)."""
+    `python -m termbase check` and every build run; see test_the_cli_and_the_build_refuse_it).
+    `store`: the folder of the per-page problems (termbase/core/check/filecache.py), shared by
+    the copies as the command and the build share it between runs: a page no kind touched is
+    checked in the first copy only. tests/site/test_check_cache.py shows that the output is the
+    same with and without it."""
     from termbase.core import check
+    from termbase.core.check import filecache
     from termbase.core.project import load
 
-    return [str(problem) for problem in check.run(load(project))]
+    return [str(problem) for problem in check.run(load(project), store=filecache.Store(store))]
 
 
 # Broken contributions share copies: each kind goes into the first copy that no other kind in it
@@ -245,6 +250,7 @@ def broken_copies(tmp_path_factory):
         else:
             groups.append([kind])
     lines: dict[int, list[str]] = {}
+    store = tmp_path_factory.mktemp("check-files")
 
     def lines_for(kind: str) -> tuple[list[str], list[str]]:
         number = next(i for i, group in enumerate(groups) if kind in group)
@@ -252,7 +258,7 @@ def broken_copies(tmp_path_factory):
             project = copy_project(tmp_path_factory.mktemp(f"broken{number}") / "project", cache=False)
             for each in groups[number]:
                 BROKEN[each][0](project)
-            lines[number] = check_copy(project)
+            lines[number] = check_copy(project, store)
         return groups[number], lines[number]
 
     lines_for.groups, lines_for.touched = groups, touched

@@ -24,8 +24,8 @@ def test_every_language_is_spell_checked_in_ci(lang):
 
 
 def test_words_are_found_as_the_checker_spells_them():
-    assert spelling.words("The query's d_model-wide vector, GQA's 513th key, and “dvs.”") == [
-        "The", "query", "wide", "vector", "key", "and", "dvs."]
+    assert spelling.words("The query's d_model-wide vector, GQA's 513th key, and “dvs.”") == (
+        "The", "query", "wide", "vector", "key", "and", "dvs.")
 
 
 @pytest.mark.parametrize("lang", LANGS)

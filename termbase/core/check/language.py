@@ -7,6 +7,7 @@ strings, notebook prose and figure descriptions, outside code, math, quoted word
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +54,21 @@ class Avoid:
     pattern: re.Pattern
 
 
+@functools.lru_cache(maxsize=4096)
+def _page_lines(text: str) -> tuple[tuple[int, str, str, str], ...]:
+    """(line, prose, markdown, plain) of each prose line of a page: a function of its text alone,
+    kept per text in the process (a rebuild under `mkdocs serve`, or a check of a copy, reads
+    mostly the same pages again)."""
+    lines = _with_plain([Line(Path(), number, prose.prose(raw, quotes=True), raw)
+                         for number, raw in prose.markdown_lines(text) if not PLACEHOLDER.search(raw)])
+    return tuple((item.line, item.text, item.markdown, item.plain) for item in lines)
+
+
 def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     out = []
     for page in pages.values():
         if page.lang == lang:
-            out += _with_plain([Line(page.path, number, prose.prose(raw, quotes=True), raw)
-                                for number, raw in prose.markdown_lines(page.text) if not PLACEHOLDER.search(raw)])
+            out += [Line(page.path, *fields) for fields in _page_lines(page.text)]
     for path in base.term_files():
         record, lines = yamlfile.load(path, _Ignore())
         local = (record or {}).get(lang) if isinstance(record, dict) else None

@@ -101,7 +101,7 @@ def _cached_page(base: TermBase, page: PageText, neutral_pages: set[str], report
         except OSError:
             content = "missing"
         snippets.append(f"{ref}={content}")
-    key = filecache.digest(filecache.code_digest(), project.shown(page.path), str(project.docs.resolve()),
+    key = filecache.digest(filecache.code_digest(), project.shown(page.path), project.shown(project.docs),
                            page.neutral, page.lang, page.text, "\n".join(sorted(neutral_pages)),
                            "\n".join(sorted(base.terms)), "\n".join(snippets))
     found = store.get(key)
