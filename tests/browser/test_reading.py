@@ -97,10 +97,20 @@ def entries_named_with(lemma: str, lang: str) -> set[str]:
     return found
 
 
+# Material's state for an empty query: no result, and its placeholder text (which holds no number,
+# unlike "3 matching documents").
+NO_QUERY = """() => document.querySelectorAll(".md-search-result__item").length === 0
+  && !/\\d/.test(document.querySelector(".md-search-result__meta").innerText)"""
+
+
 def search(page, query: str) -> list[str]:
-    """Type `query` into Material's search box; the paths of the results, best first."""
+    """Type `query` into Material's search box (emptied first, if an earlier search left text
+    in it); the paths of the results, best first."""
     box = page.locator("input.md-search__input")
     box.click()
+    if box.input_value():
+        box.fill("")
+        page.wait_for_function(NO_QUERY, timeout=10_000)
     meta = page.locator(".md-search-result__meta")
     idle = meta.inner_text()
     page.keyboard.type(query, delay=20)
