@@ -119,7 +119,8 @@ SHOWN_FIGURES = """() => ({
   figures: [...document.querySelectorAll("article img.termbase-figure")].map(img => ({
     src: img.getAttribute("src"), shown: img.checkVisibility(), complete: img.complete, width: img.naturalWidth,
   })),
-  hidden_links: [...document.querySelectorAll("article a:has(> img.termbase-figure)")].filter(a => !a.checkVisibility()).length,
+  hidden_links: [...document.querySelectorAll("article a:has(> img.termbase-figure)")]
+    .filter(a => !a.checkVisibility()).length,
 })"""
 FIGURES_SHOWN_LOADED = ("() => [...document.querySelectorAll('article img.termbase-figure')]"
                         ".filter(i => i.checkVisibility()).every(i => i.complete)")

@@ -3,12 +3,12 @@ they read has changed, so that an edit to one page re-checks that page's per-fil
 
 Per file today: `pages._check_page` (front matter, inline Python, snippet references, links,
 placeholders, the markers' grammar, `$`, every formula through latex2mathml), about a third of
-the check. Its key (made in pages.py, `_cached_page`) is what it reads: the page's path and
-the docs folder (both relative to the project's root, so that copies of a project share
-entries), neutral name, language and text; the set of neutral page names (links); the term slugs (a wrong
-link's suggestion); the bytes of each snippet file the page's `--8<--` lines name (or that it is
-missing); the check's code (every .py file of termbase/core) and the versions of the packages it
-parses with.
+the check. Its key (made in pages.py, `_cached_page`) is what it reads: the page's path and the
+docs folder (both relative to the project's root, so that copies of a project share entries),
+its neutral name, language and text; the set of neutral page names (links); the term slugs (a
+wrong link's suggestion); the bytes of each snippet file the page's `--8<--` lines name (or that
+it is missing); the check's code (every .py file of termbase/core) and the versions of the
+packages it parses with.
 
 Not per file, run every time: the rules that look across files or whose output depends on all
 of them: languages' parity and entry structure (pages.py), the term base (records.py, models.py),

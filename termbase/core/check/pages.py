@@ -4,8 +4,8 @@ every page in every language."""
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
