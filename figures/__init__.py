@@ -92,17 +92,20 @@ def load_all() -> dict:
     return FIGURES
 
 
-def draw_all(out_dir: Path | str = OUT) -> list[Path]:
-    """Draw every figure into out_dir (light and dark); return the paths written."""
+def draw_all(out_dir: Path | str = OUT, labels: dict | None = None) -> list[Path]:
+    """Draw every figure into out_dir (light and dark); return the paths written. `labels`: a
+    dict to fill with each figure's strings, as `labels(name)` gives them, from the same drawing."""
     load_all()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [path for name in FIGURES for path in draw_one(name, out_dir)]
+    return [path for name in FIGURES for path in draw_one(name, out_dir, labels)]
 
 
-def draw_one(name: str, out_dir: Path | str = OUT) -> tuple[Path, Path]:
+def draw_one(name: str, out_dir: Path | str = OUT, labels: dict | None = None) -> tuple[Path, Path]:
     light, dark = Path(out_dir) / f"{name}.svg", Path(out_dir) / f"{name}-dark.svg"
     with _drawn(name) as fig:
+        if labels is not None:
+            labels[name] = _texts(fig)
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg", facecolor=PAPER, metadata={"Date": None})
     svg = _tidy(buffer.getvalue())
@@ -121,7 +124,11 @@ def labels(name: str) -> list[str]:
     """Every string a figure shows, as written in the code (mathtext included)."""
     load_all()
     with _drawn(name) as fig:
-        return [t.get_text() for t in fig.findobj(Text) if t.get_text()]
+        return _texts(fig)
+
+
+def _texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.findobj(Text) if t.get_text()]
 
 
 @contextmanager

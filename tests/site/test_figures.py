@@ -4,6 +4,7 @@ The SVGs are committed (the site build does not run matplotlib), so this is what
 from drifting away from its code: change the code, run `python -m termbase figures`, commit both.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -24,17 +25,37 @@ ALLOWED_WORDS = {"MHA", "GQA", "MQA"}  # acronyms, as plain text
 ALLOWED_MATH_NAMES = {"softmax"}  # function names, as \mathrm{...} in mathtext
 
 
+# `python -m termbase figures --out <folder>` as a contributor runs it, in a fresh process (a
+# figure must not depend on what else ran), with figures.draw_all also keeping each figure's
+# strings for test_figure_holds_no_words: every figure is drawn once for both.
+REDRAW = """import json, runpy, sys
+import figures
+out, kept = sys.argv[1:]
+labels, draw_all = {}, figures.draw_all
+figures.draw_all = lambda folder: draw_all(folder, labels)
+sys.argv = ["termbase", "figures", "--out", out]
+try:
+    runpy.run_module("termbase", run_name="__main__")
+except SystemExit as done:
+    assert not done.code, done.code
+with open(kept, "w", encoding="utf-8") as file:
+    json.dump(labels, file)
+"""
+
+
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("figures")
-    result = subprocess.run([sys.executable, "-m", "termbase", "figures", "--out", str(out)], cwd=ROOT,
+    """(the folder the command drew into, {figure: its strings})."""
+    out, labels = tmp_path_factory.mktemp("figures"), tmp_path_factory.mktemp("labels") / "labels.json"
+    result = subprocess.run([sys.executable, "-c", REDRAW, str(out), str(labels)], cwd=ROOT,
                             capture_output=True, text=True, env=build_env(), timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    return out
+    assert result.stdout.count("drew ") == 2 * len(FIGURES), result.stdout
+    return out, json.loads(labels.read_text(encoding="utf-8"))
 
 
 def test_committed_figures_are_exactly_what_the_code_draws(regenerated):
-    out = regenerated
+    out, _ = regenerated
     drawn = sorted(p.name for p in out.glob("*.svg"))
     committed = sorted(p.name for p in COMMITTED.glob("*.svg"))
     assert drawn == sorted(f"{name}{variant}.svg" for name in FIGURES for variant in ("", "-dark"))
@@ -68,8 +89,9 @@ def test_figure_is_a_small_self_contained_svg_on_its_paper(name, variant, paper)
 
 
 @pytest.mark.parametrize("name", sorted(FIGURES))
-def test_figure_holds_no_words(name):
-    for label in figures.labels(name):
+def test_figure_holds_no_words(name, regenerated):
+    _, labels = regenerated
+    for label in labels[name]:
         parts = label.split("$")
         plain, math = parts[0::2], parts[1::2]
         for chunk in plain:
@@ -79,3 +101,10 @@ def test_figure_holds_no_words(name):
             # Letters side by side in math are symbols multiplied (QK); words hide in \mathrm, \text...
             names = set(re.findall(r"\\(?:mathrm|text\w*|operatorname|mathit|mathbf|mathsf)\{([^}]*)\}", chunk))
             assert names <= ALLOWED_MATH_NAMES, f"{name}: {label!r} names {sorted(names - ALLOWED_MATH_NAMES)}"
+
+
+def test_the_strings_kept_while_drawing_are_what_labels_reads(regenerated):
+    _, labels = regenerated
+    assert sorted(labels) == sorted(FIGURES)
+    name = sorted(FIGURES)[0]
+    assert labels[name] == figures.labels(name) and labels[name]
