@@ -21,7 +21,7 @@ def cmd_check(args) -> int:
     from termbase.cli import cached_blocks
 
     project = _project()
-    store = filecache.Store(project.cache_dir / "check-files")  # per-file rules: core/check/filecache.py
+    store = filecache.Store(project.cache_dir / filecache.FOLDER)  # per-file rules: core/check/filecache.py
     report = check.run(project, spelling=not args.no_spelling, store=store)
     store.cleanup()
     for problem in report:

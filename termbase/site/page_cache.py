@@ -55,16 +55,15 @@ def _code(package: Path) -> str:
     """A hash of termbase's Python files (its data folder, termbase/data, holds no code: the
     records' part in the additions is in the tooltip table and the HTML)."""
     digest = hashlib.sha256()
-    for folder in (package,):
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "data"))
-            for name in sorted(f for f in files if f.endswith(".py")):
-                path = Path(root) / name
-                try:
-                    content = path.read_bytes()
-                except OSError:
-                    continue
-                digest.update(str(path.relative_to(folder)).encode("utf-8") + b"\0" + hashlib.sha256(content).digest())
+    for root, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "data"))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = Path(root) / name
+            try:
+                content = path.read_bytes()
+            except OSError:
+                continue
+            digest.update(str(path.relative_to(package)).encode("utf-8") + b"\0" + hashlib.sha256(content).digest())
     return digest.hexdigest()
 
 

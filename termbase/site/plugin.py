@@ -31,10 +31,9 @@ from termbase.core.status import Status
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
 from termbase.run.notebooks import NotebookError, run_all
-from termbase.site import (downloads, language_process, languages, machine_pages, mathml, notebook_pages, problems,
-                           search_names, serve, source_check, verify, watch)
+from termbase.site import (downloads, language_process, languages, machine_pages, mathml, notebook_pages, page_cache,
+                           problems, search_names, serve, source_check, verify, watch)
 from termbase.site.config import TermbaseConfig
-from termbase.site import page_cache
 from termbase.site.page_cache import PageCache
 from termbase.site.pages import Pages, breakable_code, entry_slug, slim_code
 from termbase.site.supervisor import Supervisor

@@ -23,7 +23,6 @@ from termbase.core.project import PACKAGE, Project
 from termbase.run.cache import Cache, key
 
 NAMESPACE = "check"
-FILES = "check-files"  # the per-file rules' problems (termbase/core/check/filecache.py)
 # Generated or installed, never read by the check, wherever they are: caches, test artefacts,
 # virtual environments (also any folder holding a pyvenv.cfg). The site folders: see `inputs`.
 SKIPPED = {"__pycache__", "node_modules", "artifacts"}
@@ -68,7 +67,7 @@ def run(project: Project, site_dir: Path | None = None, entry: str | None = None
     entry = entry or inputs(project, site_dir)
     if cache.get_json(NAMESPACE, entry) is not None:
         return check.Report(project)
-    store = filecache.Store(project.cache_dir / FILES)
+    store = filecache.Store(project.cache_dir / filecache.FOLDER)
     report = check.run(project, store=store)
     store.cleanup()
     if not report and not report.notes:

@@ -45,6 +45,15 @@ def scheme_of(page) -> str:
     return {v: k for k, v in SCHEMES.items()}[material]
 
 
+def each_scheme(page):
+    """Both schemes, the page's current one first (the one the last page was left in: Material
+    keeps it), each switched to with set_scheme before it is yielded."""
+    first = scheme_of(page)
+    for scheme in (first, {"light": "dark", "dark": "light"}[first]):
+        set_scheme(page, scheme)
+        yield scheme
+
+
 def set_scheme(page, scheme: str) -> None:
     """Switch with Material's own palette toggle (as a reader does: it sets every palette
     attribute on <body> and remembers the choice for the next pages)."""

@@ -49,7 +49,6 @@ KINDS = (
 # Pages where axe's colour-contrast rule also measures every token of the code and every part
 # of the formulas (elsewhere CODE_AND_MATH_CONTRAST does, to keep the run short).
 FULL_AXE = {"glossary/causal-mask/"}
-OTHER = {"light": "dark", "dark": "light"}
 
 
 def prefix(lang: str) -> str:
@@ -132,9 +131,7 @@ BUTTONS = """() => [...document.querySelectorAll("article a.md-button")].map(a =
 def figures_in_both_schemes(page) -> dict:
     """scheme -> SHOWN_FIGURES, once the figures shown in it have loaded ("timeout": they did not)."""
     found = {}
-    first = a11y.scheme_of(page)
-    for scheme in (first, OTHER[first]):
-        a11y.set_scheme(page, scheme)
+    for scheme in a11y.each_scheme(page):
         try:
             page.wait_for_function(FIGURES_SHOWN_LOADED, timeout=10_000)
             timeout = False
@@ -214,9 +211,7 @@ def crawl_language(browser, origin: str, site: Path, lang: str) -> dict:
                     record["texts"] = page.evaluate(a11y.PAGE_TEXTS)
                 a11y.prepare(page, axe=True)
                 record["axe"] = {}
-                first = a11y.scheme_of(page)  # the scheme the last page was left in (Material keeps it)
-                for scheme in (first, OTHER[first]):
-                    a11y.set_scheme(page, scheme)
+                for scheme in a11y.each_scheme(page):
                     full = kinds[path] in FULL_AXE
                     a11y.start_axe(page, full=full)
                     violations = a11y.axe_violations(page)

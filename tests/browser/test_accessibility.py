@@ -28,7 +28,6 @@ pytestmark = pytest.mark.browser
 
 # One page of each kind, where the crawl (tests/browser/crawl.py) runs axe and reads the texts.
 PAGES = KINDS
-OTHER = {"light": "dark", "dark": "light"}
 
 
 def prefix(lang: str) -> str:
@@ -156,9 +155,7 @@ def test_on_a_phone_nothing_is_cut_off_and_what_scrolls_shows_it(reader, page):
         reader.goto("/" + path)
         a11y.prepare(page)
         page.evaluate("document.querySelectorAll('article details').forEach(d => d.open = true)")
-        first = a11y.scheme_of(page)
-        for scheme in (first, OTHER[first]):
-            a11y.set_scheme(page, scheme)
+        for scheme in a11y.each_scheme(page):
             result = page.evaluate(a11y.SCROLL_AFFORDANCE)
             overflowing += result["overflowing"]
             problems += [f"/{path} ({scheme}): {p}" for p in result["problems"]]

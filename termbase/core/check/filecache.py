@@ -32,6 +32,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 KEEP_DAYS = 7
+FOLDER = "check-files"  # under the project's cache folder: `python -m termbase check` and the build share it
 PACKAGES = ("latex2mathml", "PyYAML", "Markdown")
 
 
