@@ -1,6 +1,5 @@
 import fcntl
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -9,16 +8,14 @@ import pytest
 
 from termbase.run.blocks import BlockRunner
 from termbase.run.cache import Cache
-from tests.site.sitetools import PROJECT, ROOT, mkdocs_build
+from tests.site.sitetools import PROJECT, ROOT, mkdocs_build, run_folder
 
 
 def _once_per_run(tmp_path_factory, name: str, make) -> dict:
     """`make(folder)` run once per test run, its JSON-able result kept beside `folder`. The test
     processes (pytest-xdist's workers, pytest.ini) share it: the first that needs it makes it
     while holding a lock; the others wait for it and read the same folder."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the workers' base folders are siblings in one folder of the run
+    shared = run_folder(tmp_path_factory)
     folder, log = shared / name, shared / f"{name}.json"
     with open(shared / f"{name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

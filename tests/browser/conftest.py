@@ -18,6 +18,7 @@ import threading
 import pytest
 
 from tests.browser.browsertools import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, QuietHandler, QuietServer, Reader, chromium_path
+from tests.site.sitetools import run_folder
 
 
 def _unavailable(reason: str):
@@ -91,7 +92,4 @@ def crawl(browser, site_origin, built_site, tmp_path_factory):
     from tests.browser.crawl import Crawl
 
     site, _ = built_site
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # as tests/conftest.py shares the site build
-    return Crawl(browser, site_origin, site, shared)
+    return Crawl(browser, site_origin, site, run_folder(tmp_path_factory))

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tests.browser import a11ytools as a11y
 from tests.browser.browsertools import DESKTOP, PHONE, Reader
+from tests.site import sitetools
 from tests.site.sitetools import LANGS
 
 # One page of each kind (the notebook pages differ: one has outputs wider than the page): axe and
@@ -52,7 +53,8 @@ FULL_AXE = {"glossary/causal-mask/"}
 
 
 def prefix(lang: str) -> str:
-    return "/" if lang == "en" else f"/{lang}/"
+    """The address of a language's home, site-root-relative: "/", "/es/"."""
+    return "/" + sitetools.prefix(lang)
 
 
 LOAD_ALL_IMAGES = """async () => {

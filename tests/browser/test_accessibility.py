@@ -21,17 +21,13 @@ import pytest
 
 from tests.browser import a11ytools as a11y
 from tests.browser.browsertools import DESKTOP, PHONE
-from tests.browser.crawl import FULL_AXE, KINDS, pages_with_snippets
+from tests.browser.crawl import FULL_AXE, KINDS, pages_with_snippets, prefix
 from tests.site.sitetools import LANGS
 
 pytestmark = pytest.mark.browser
 
 # One page of each kind, where the crawl (tests/browser/crawl.py) runs axe and reads the texts.
 PAGES = KINDS
-
-
-def prefix(lang: str) -> str:
-    return "/" if lang == "en" else f"/{lang}/"
 
 
 # --- axe-core: WCAG 2.1 A and AA -------------------------------------------------------------

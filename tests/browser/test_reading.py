@@ -17,7 +17,7 @@ import pytest
 from termbase.core.model import TermBase
 from termbase.site.tooltips import plain
 from tests.browser.browsertools import DESKTOP, PHONE
-from tests.browser.crawl import pages_of
+from tests.browser.crawl import pages_of, prefix
 from tests.site.sitetools import LANGS, PROJECT, page_for
 
 BASE = TermBase(PROJECT)
@@ -33,10 +33,6 @@ def ui():
 pytestmark = pytest.mark.browser
 
 ENTRY = "glossary/multi-head-attention/"  # has a formula, code, a figure and glossary links
-
-
-def prefix(lang: str) -> str:
-    return "/" if lang == "en" else f"/{lang}/"
 
 
 def lang_of(path: str) -> str:

@@ -67,5 +67,12 @@ def prefix(lang: str) -> str:
     return "" if lang == DEFAULT else f"{lang}/"
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The folder of this test run that its test processes share (pytest-xdist's workers, pytest.ini:
+    their base folders are siblings in it); without workers, the run's base folder."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def page_for(site: Path, lang: str, url: str) -> Path:
     return site / prefix(lang) / url / "index.html"
