@@ -345,5 +345,19 @@ def breakable_code(page_html: str) -> str:
     """Let a long inline name such as `torch.nn.functional.scaled_dot_product_attention` wrap
     after a dot, underscore or slash, or between the words of `MultiheadAttention` (<wbr>),
     where a reader expects it; site.css lets inline code break nowhere else unless a single
-    part is wider than the line. What is copied or searched is the same text: <wbr> holds none."""
-    return INLINE_CODE.sub(lambda m: "<code>" + JOINT.sub("<wbr>", m[1]) + "</code>", page_html)
+    part is wider than the line. What is copied or searched is the same text: <wbr> holds none.
+    A short span with no such place and no space, such as `@claim("<id>")`, is kept on one line
+    (class `termbase-whole`): Chromium would otherwise break it between a quote and a `<`."""
+    return INLINE_CODE.sub(_breakable, page_html)
+
+
+# Up to this many characters a span kept whole still fits a phone's line (about 8 px each).
+WHOLE_UP_TO = 24
+
+
+def _breakable(m: re.Match) -> str:
+    code, text = m[1], html.unescape(m[1])
+    if (JOINT.search(code) is None and len(text) <= WHOLE_UP_TO
+            and re.search(r"\W", text) and not re.search(r"\s", text)):
+        return f'<code class="termbase-whole">{code}</code>'  # a plain word breaks nowhere anyway
+    return "<code>" + JOINT.sub("<wbr>", code) + "</code>"

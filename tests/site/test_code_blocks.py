@@ -59,3 +59,17 @@ def test_the_runner_catches_what_a_reader_would_hit(block_runner):
     assert package.returncode != 0, "copied code must not rely on this repository's package"
     alone = block_runner.run("import os, sys\nprint(os.listdir('.'), sys.argv, __name__)\n")
     assert alone.stdout == "['block.py'] ['block.py'] __main__\n", "an empty folder, as `python block.py`"
+
+
+def test_inline_code_may_wrap_only_where_a_reader_expects():
+    """pages.breakable_code: a <wbr> after a dot, underscore or slash and between camel-case
+    words; a short span with punctuation but no such place is kept whole (site.css), because
+    Chromium breaks `@claim("<id>")` between the quote and the `<` on a phone (CI, 5f6df11)."""
+    from termbase.site.pages import breakable_code
+    assert breakable_code("<code>F.scaled_dot_product</code>") == "<code>F.<wbr>scaled_<wbr>dot_<wbr>product</code>"
+    assert breakable_code("<code>MultiheadAttention</code>") == "<code>Multihead<wbr>Attention</code>"
+    whole = '<code class="termbase-whole">@claim(&quot;&lt;id&gt;&quot;)</code>'
+    assert breakable_code('<code>@claim(&quot;&lt;id&gt;&quot;)</code>') == whole
+    for plain in ("<code>True</code>", "<code>{{ claim:x }}</code>", "<code>x" + "(" * 30 + "</code>"):
+        assert breakable_code(plain) == plain, plain  # a word, a span with spaces, one too long to keep
+    assert breakable_code("<pre><code>a(b)</code></pre>") == "<pre><code>a(b)</code></pre>"
