@@ -44,3 +44,30 @@ def test_the_models_pages_notes_are_checked_as_prose(lang):
     assert expected > 10 and len(checked) == expected
     for item in checked:
         assert f"{field}: " in source[item.line - 1], f"models.yml:{item.line} holds no {field}"
+
+
+def test_hunspells_answers_are_kept_between_runs_per_dictionary_and_word_list(tmp_path, monkeypatch):
+    """spelling.unknown with a folder: a later process asks hunspell only about words no run
+    asked about, with the same answers; another word list, or a broken file, starts afresh."""
+    dictionary = BASE.style("en").get("dictionary")
+    if spelling.available(dictionary):
+        pytest.skip(spelling.available(dictionary))
+    asked = []
+    ask = spelling._hunspell
+    monkeypatch.setattr(spelling, "_hunspell", lambda d, args, lines, personal=(): asked.append(lines) or ask(
+        d, args, lines, personal))
+    monkeypatch.setattr(spelling, "_answers", {})
+    words = frozenset({"attention", "atention", "softmax"})
+    first = spelling.unknown(dictionary, words, ("softmax",), tmp_path)
+    assert first == {"atention"} and asked == [["atention", "attention", "softmax"]]
+    monkeypatch.setattr(spelling, "_answers", {})  # a new process
+    assert spelling.unknown(dictionary, words | {"keyz"}, ("softmax",), tmp_path) == {"atention", "keyz"}
+    assert asked[1:] == [["keyz"]]
+    monkeypatch.setattr(spelling, "_answers", {})
+    assert spelling.unknown(dictionary, words, (), tmp_path) == {"atention", "softmax"}  # another word list
+    assert asked[2:] == [["atention", "attention", "softmax"]]
+    for stored in tmp_path.glob("*.json"):
+        stored.write_text("{", encoding="utf-8")
+    monkeypatch.setattr(spelling, "_answers", {})
+    assert spelling.unknown(dictionary, words, ("softmax",), tmp_path) == {"atention"}
+    assert len(asked) == 4

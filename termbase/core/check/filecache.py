@@ -15,6 +15,7 @@ of them: languages' parity and entry structure (pages.py), the term base (record
 snippets and their tests, notebooks, claims, and the language rules (language.py): hunspell's
 suggestions go to the first words of the whole language and a listed word is "not needed" only
 when no file uses it, so a file's spelling problems cannot be kept apart from the others'.
+What they ask hunspell is kept, though: its answer for each word (termbase/core/spelling.py).
 
 The store is a folder of JSON files (core imports nothing of termbase.run): one per key,
 written atomically, touched when used; entries unused for `KEEP_DAYS` go at the end of a run.
@@ -82,7 +83,8 @@ class Store:
     def put(self, key: str, problems: list) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", dir=self.folder, suffix=".tmp", delete=False,
+            # "." first: a copy of the project skips it (tests/site/sitetools.py: _ignored)
+            with tempfile.NamedTemporaryFile("w", dir=self.folder, prefix=".", suffix=".tmp", delete=False,
                                              encoding="utf-8") as out:
                 json.dump(problems, out)
             os.replace(out.name, self.folder / f"{key}.json")

@@ -22,6 +22,7 @@ WORD = re.compile(r"[\w-]+")
 RECORD_PROSE = ("term", "short", "figure_alt")
 SPELLED = ("short", "figure_alt")
 SUGGESTED = 12  # a kept English term is not spelled as the language
+ANSWERS = "spelling"  # under the project's cache folder: hunspell's answers, kept by termbase/core/spelling.py
 # Characters that look like (or hide) a space in an editor but show as something else, or as
 # nothing, on the page: the fix is the no-break space the style guides ask for, or a space.
 NOT_A_SPACE = {"\u237d": "⍽ (U+237D, a visible symbol)", "\u2423": "␣ (U+2423, a visible symbol)",
@@ -260,7 +261,8 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
             if token.endswith("."):
                 where.setdefault(token[:-1], []).append(item)
     every_part = {part for word in where for part in spelling.parts(word)}
-    unknown = spelling.unknown(dictionary, frozenset(where) | every_part, personal)
+    answers = base.project.cache_dir / ANSWERS  # hunspell asked about each word once, across runs
+    unknown = spelling.unknown(dictionary, frozenset(where) | every_part, personal, answers)
 
     def wrong(word: str) -> bool:
         # A compound is right when hunspell knows it whole (Danish compounds, the word list's
@@ -289,7 +291,8 @@ def _spelling(base: TermBase, lang: str, dictionary: str, lines: list[Line], rep
                 report.add(item.path, item.line, f'"{word}" is not {article} {name} word', fix)
     # A listed word is needed when the text uses it (alone or in a compound) and the dictionary
     # alone does not know it: any other entry could hide a misspelling, so it must go.
-    needed = spelling.unknown(dictionary, frozenset(w for w in where if not w.endswith(".")) | every_part)
+    needed = spelling.unknown(dictionary, frozenset(w for w in where if not w.endswith(".")) | every_part,
+                              folder=answers)
     needed_lower = {w.lower() for w in needed}
     for word, number in known.items():
         if word not in needed and word.lower() not in needed_lower:
