@@ -5,18 +5,22 @@ The SVGs are committed (the site build does not run matplotlib), so this is what
 from drifting away from its code: change the code, run `python -m termbase figures`, commit both.
 """
 
+import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 import figures
 
 FIGURES = figures.load_all()
-from tests.site.sitetools import ROOT, build_env
+from termbase.run.cache import Cache, key
+from tests.site.sitetools import PROJECT, ROOT, build_env
 
 COMMITTED = ROOT / "docs" / "assets" / "figures"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -44,15 +48,51 @@ with open(kept, "w", encoding="utf-8") as file:
 """
 
 
+# What a drawing depends on: the Python of figures/, of the snippets it computes with and of
+# termbase (the command), REDRAW, and the versions of Python, matplotlib, torch and numpy.
+DRAWN_FROM = ("figures", "snippets", "termbase")
+NAMESPACE = "figures-drawn"
+
+
+def drawing_key(root: Path) -> str:
+    parts = [REDRAW]
+    for folder in DRAWN_FROM:
+        for path in sorted((root / folder).rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                parts += [path.relative_to(root).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest()]
+    return key(*parts, packages=("matplotlib", "torch", "numpy"))
+
+
+def test_the_drawing_key_changes_with_the_code_that_draws(tmp_path):
+    for folder in DRAWN_FROM:
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    assert drawing_key(tmp_path) == drawing_key(ROOT)
+    for module in ("figures/entropy.py", "snippets/softmax.py", "termbase/__main__.py"):
+        (tmp_path / module).write_text((ROOT / module).read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        assert drawing_key(tmp_path) != drawing_key(ROOT), module
+        shutil.copy2(ROOT / module, tmp_path / module)
+
+
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    """(the folder the command drew into, {figure: its strings})."""
-    out, labels = tmp_path_factory.mktemp("figures"), tmp_path_factory.mktemp("labels") / "labels.json"
-    result = subprocess.run([sys.executable, "-c", REDRAW, str(out), str(labels)], cwd=ROOT,
-                            capture_output=True, text=True, env=build_env(), timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("drew ") == 2 * len(FIGURES), result.stdout
-    return out, json.loads(labels.read_text(encoding="utf-8"))
+    """(the folder the command drew into, {figure: its strings}). Drawn once per set of inputs
+    (drawing_key) on a machine: a later run with the same code reads that drawing from the
+    project's cache (.termbase-cache/figures-drawn/), as the suite reads executed blocks; a
+    fresh clone, as in CI, draws."""
+    cache, entry = Cache(PROJECT.cache_dir), drawing_key(ROOT)
+    with cache.lock(NAMESPACE, entry):
+        found = cache.get(NAMESPACE, entry)
+        if found is None:
+            def draw(folder: Path):
+                out, labels = folder / "svg", folder / "labels.json"
+                result = subprocess.run([sys.executable, "-c", REDRAW, str(out), str(labels)], cwd=ROOT,
+                                        capture_output=True, text=True, env=build_env(), timeout=300)
+                assert result.returncode == 0, result.stdout + result.stderr
+                assert result.stdout.count("drew ") == 2 * len(FIGURES), result.stdout
+
+            found = cache.put(NAMESPACE, entry, draw)
+            cache.keep_newest(NAMESPACE, 3)
+    return found / "svg", json.loads((found / "labels.json").read_text(encoding="utf-8"))
 
 
 # A number in an SVG (a coordinate in points, a colour's alpha, a font size).
