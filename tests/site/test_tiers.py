@@ -29,3 +29,18 @@ def test_slow_and_browser_are_applied_by_what_a_test_does():
     assert browser <= slow
     assert {test.split("::")[0] for test in quick} == {"tests/site/test_serve.py", "tests/site/test_tooltips.py"}
     assert not quick & slow
+
+
+def test_each_test_process_runs_torch_on_one_thread():
+    """tests/conftest.py: under pytest-xdist each process runs torch on one thread (one process
+    per core already uses every core); with `-n 0`, torch keeps its default."""
+    import os
+
+    import pytest
+    import torch
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("one process (-n 0): torch keeps a thread per core")
+    # 1, unless whoever ran pytest set OMP_NUM_THREADS: then that
+    assert "OMP_NUM_THREADS" in os.environ, "tests/conftest.py sets it before torch is imported"
+    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
