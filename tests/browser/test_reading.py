@@ -109,7 +109,11 @@ def search(page, query: str) -> list[str]:
         page.wait_for_function(NO_QUERY, timeout=10_000)
     meta = page.locator(".md-search-result__meta")
     idle = meta.inner_text()
-    page.keyboard.type(query, delay=20)
+    # The whole query at once (as pasted), then a key: typed a letter at a time, the worker
+    # answered each prefix, and on a busy machine the answer for "cross-atten" could hold still
+    # long enough to be read as the answer for "cross-attention" (CI, once).
+    box.fill(query)
+    box.press("End")
     try:
         page.wait_for_function("([el, idle]) => el.innerText !== idle", arg=[meta.element_handle(), idle], timeout=10_000)
     except Exception:
