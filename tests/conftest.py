@@ -5,19 +5,21 @@ import shutil
 import subprocess
 import sys
 
-# One torch thread per test process when pytest-xdist runs one process per core (pytest.ini):
-# torch would start a thread per core in each, and OpenMP threads that spin while they wait for
-# each other on a busy core made the quick tier twice as slow (72.6 s against 37.2 s, side by
-# side on 2 cores). Set before anything imports torch, which reads it once; builds and blocks
-# started from here inherit it. A value already set is kept; `-n 0` is left alone.
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+import pytest
+import torch
 
-import pytest  # noqa: E402
+from termbase.run.blocks import BlockRunner
+from termbase.run.cache import Cache
+from tests.site.sitetools import PROJECT, ROOT, mkdocs_build, run_folder
 
-from termbase.run.blocks import BlockRunner  # noqa: E402
-from termbase.run.cache import Cache  # noqa: E402
-from tests.site.sitetools import PROJECT, ROOT, mkdocs_build, run_folder  # noqa: E402
+# One torch thread in each test process when pytest-xdist runs one process per core (pytest.ini):
+# with a thread per core in each, OpenMP threads spun while they waited for each other on busy
+# cores, and the quick tier took twice as long (72.6 s against 37.2 s, side by side on 2 cores).
+# This process only: the builds, blocks and notebooks it starts keep torch's default, because
+# while one process builds the site the other often waits for it (the whole command took 502 s
+# with their default and 523 s with one thread for them too). OMP_NUM_THREADS, if set, rules.
+if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+    torch.set_num_threads(1)
 
 
 def _once_per_run(tmp_path_factory, name: str, make) -> dict:

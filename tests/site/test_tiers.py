@@ -33,14 +33,14 @@ def test_slow_and_browser_are_applied_by_what_a_test_does():
 
 def test_each_test_process_runs_torch_on_one_thread():
     """tests/conftest.py: under pytest-xdist each process runs torch on one thread (one process
-    per core already uses every core); with `-n 0`, torch keeps its default."""
+    per core already uses every core), and what it starts keeps torch's default; with `-n 0`, or
+    OMP_NUM_THREADS set, torch keeps its default here too."""
     import os
 
     import pytest
     import torch
 
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        pytest.skip("one process (-n 0): torch keeps a thread per core")
-    # 1, unless whoever ran pytest set OMP_NUM_THREADS: then that
-    assert "OMP_NUM_THREADS" in os.environ, "tests/conftest.py sets it before torch is imported"
-    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
+    if not os.environ.get("PYTEST_XDIST_WORKER") or "OMP_NUM_THREADS" in os.environ:
+        pytest.skip("one process (-n 0), or OMP_NUM_THREADS set: torch's default")
+    assert torch.get_num_threads() == 1
+    assert "OMP_NUM_THREADS" not in build_env(), "builds and blocks started here keep torch's default"
