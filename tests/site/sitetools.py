@@ -16,8 +16,9 @@ PROJECT = load(ROOT)
 LANGS = PROJECT.languages  # declared once, in mkdocs.yml
 DEFAULT = PROJECT.default_language
 # The cache holds executed notebooks and blocks: sharing it keeps copies from re-running them.
-PROJECT_PARTS = ("mkdocs.yml", "requirements.txt", "requirements-torch.txt", "pyproject.toml", "docs", "overrides",
-                 "termbase", "snippets", "tests", "benchmarks", ".termbase-cache")
+# The requirements come with their constraints: the benchmark installs ProperDocs from a copy.
+PROJECT_PARTS = ("mkdocs.yml", "requirements.txt", "requirements-torch.txt", "constraints.txt", "pyproject.toml",
+                 "docs", "overrides", "termbase", "snippets", "tests", "benchmarks", ".termbase-cache")
 
 
 def build_env(**extra) -> dict:
