@@ -1,9 +1,13 @@
 """Test tiers are applied centrally (tests/conftest.py): `slow` for a test that builds, serves
 or copies a project, `browser` for every test under tests/browser; a new test gets its tier by
-what it does."""
+what it does. And the test processes share the cores: one torch thread each."""
 
+import os
 import subprocess
 import sys
+
+import pytest
+import torch
 
 from tests.site.sitetools import ROOT, build_env
 
@@ -35,11 +39,6 @@ def test_each_test_process_runs_torch_on_one_thread():
     """tests/conftest.py: under pytest-xdist each process runs torch on one thread (one process
     per core already uses every core), and what it starts keeps torch's default; with `-n 0`, or
     OMP_NUM_THREADS set, torch keeps its default here too."""
-    import os
-
-    import pytest
-    import torch
-
     if not os.environ.get("PYTEST_XDIST_WORKER") or "OMP_NUM_THREADS" in os.environ:
         pytest.skip("one process (-n 0), or OMP_NUM_THREADS set: torch's default")
     assert torch.get_num_threads() == 1
