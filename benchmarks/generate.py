@@ -397,6 +397,7 @@ def plain_projects(project: Path, site: Path, dest: Path) -> dict[str, Path]:
             "theme": theme,
             "plugins": ["search"],
             "extra_css": [c for c in config.get("extra_css") or [] if (docs / c).is_file()],
+            "extra_javascript": [c for c in config.get("extra_javascript") or [] if (docs / c).is_file()],
             "nav": _nav(config.get("nav"), ui, lang, lambda p: (docs / p).is_file()),
             "validation": config.get("validation") or {},
             "markdown_extensions": extensions,

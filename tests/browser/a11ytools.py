@@ -203,8 +203,11 @@ CODE_AND_MATH_CONTRAST = "() => {" + COLOUR_JS + r"""
 # A formula, table, code block or notebook output either fits the screen, or lies in a box that
 # scrolls sideways (for a table, Material's .md-typeset__scrollwrap) and shows it: the scroll shadows of docs/assets/site.css, i.e. four gradient
 # background layers attached `local, local, scroll, scroll` (two covers that move with the
-# content over two shadows fixed at the edges) while the box has more to show.
-SCROLL_AFFORDANCE = "() => {" + COLOUR_JS + r"""
+# content over two shadows fixed at the edges) while the box has more to show; a box that fits
+# has none (docs/assets/javascripts/scroll-shadows.js, which measures boxes before the next
+# frame is painted: the check waits for two frames, after whatever the caller opened).
+SCROLL_AFFORDANCE = "async () => {" + COLOUR_JS + r"""
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const kinds = "div.termbase-math, span.termbase-math, table, pre > code, .jp-OutputArea-output";
   const width = document.documentElement.clientWidth;
   const scrolls = (e) => { const s = getComputedStyle(e); return s.display !== "inline" && /(auto|scroll)/.test(s.overflowX); };
@@ -220,6 +223,9 @@ SCROLL_AFFORDANCE = "() => {" + COLOUR_JS + r"""
       problems.push(`${describe(el)} is cut off: ${Math.round(r.left)}..${Math.round(r.right)} px on a ${width} px screen`);
       continue;
     }
+    if (!box && el.matches("div.termbase-math, table:not([class]), pre > code, .jp-OutputArea-output") &&
+        getComputedStyle(el).backgroundImage !== "none")
+      problems.push(`${describe(el)} fits (${el.scrollWidth} px in ${el.clientWidth}) yet has scroll shadows`);
     if (!box || overflowing.includes(box)) continue;
     overflowing.push(box);
     const s = getComputedStyle(box);
