@@ -63,14 +63,26 @@ def set_scheme(page, scheme: str) -> None:
     page.wait_for_function("s => document.body.dataset.mdColorScheme === s", arg=SCHEMES[scheme], timeout=5000)
 
 
+# Two frames, so that what a ResizeObserver saw in the first has been delivered (its callbacks
+# run after the frame's requestAnimationFrame callbacks); a second at most, should frames stop.
+TWO_FRAMES_JS = """
+  const TWO_FRAMES = () => Promise.race([
+    new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))),
+    new Promise((done) => setTimeout(done, 1000))]);
+  const BOXES = ".md-typeset pre > code, div.termbase-math, .md-typeset__scrollwrap, " +
+                ".md-typeset table:not([class]), .jp-OutputArea-output";
+"""
+
+
 # Started without waiting for it (so that pages in other tabs, each in a renderer process of
 # its own, are checked at the same time), then collected. Code blocks and formulas are most of
 # the elements of a long page, and axe's colour-contrast rule costs the most per element: on a
 # page that is not `full`, that one rule leaves them out, and CODE_AND_MATH_CONTRAST measures
 # their colours instead (every other rule sees the whole page, always).
-AXE_START = """([tags, full]) => {
+AXE_START = "([tags, full]) => {" + TWO_FRAMES_JS + """
   const options = {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]};
   window.__termbaseAxe = (async () => {
+    await TWO_FRAMES();  // after a resize, the scroll shadows as scroll-shadows.js leaves them
     let found = (await axe.run(document, full ? options : {...options, rules: {"color-contrast": {enabled: false}}})).violations;
     if (!full) {
       const contrast = await axe.run({exclude: [["pre > code"], ["math"]]},
@@ -205,9 +217,9 @@ CODE_AND_MATH_CONTRAST = "() => {" + COLOUR_JS + r"""
 # background layers attached `local, local, scroll, scroll` (two covers that move with the
 # content over two shadows fixed at the edges) while the box has more to show; a box that fits
 # has none (docs/assets/javascripts/scroll-shadows.js, which measures boxes before the next
-# frame is painted: the check waits for two frames, after whatever the caller opened).
-SCROLL_AFFORDANCE = "async () => {" + COLOUR_JS + r"""
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+# frame is painted: the check waits for two frames, after whatever the caller opened or resized).
+SCROLL_AFFORDANCE = "async () => {" + COLOUR_JS + TWO_FRAMES_JS + r"""
+  await TWO_FRAMES();
   const kinds = "div.termbase-math, span.termbase-math, table, pre > code, .jp-OutputArea-output";
   const width = document.documentElement.clientWidth;
   const scrolls = (e) => { const s = getComputedStyle(e); return s.display !== "inline" && /(auto|scroll)/.test(s.overflowX); };
@@ -223,9 +235,10 @@ SCROLL_AFFORDANCE = "async () => {" + COLOUR_JS + r"""
       problems.push(`${describe(el)} is cut off: ${Math.round(r.left)}..${Math.round(r.right)} px on a ${width} px screen`);
       continue;
     }
-    if (!box && el.matches("div.termbase-math, table:not([class]), pre > code, .jp-OutputArea-output") &&
-        getComputedStyle(el).backgroundImage !== "none")
-      problems.push(`${describe(el)} fits (${el.scrollWidth} px in ${el.clientWidth}) yet has scroll shadows`);
+    if (!box)  // it fits, and so does the wrapper Material put a table in
+      for (const fits of [el, el.parentElement.closest(".md-typeset__scrollwrap")])
+        if (fits && fits.matches(BOXES) && getComputedStyle(fits).backgroundImage !== "none")
+          problems.push(`${describe(fits)} fits (${fits.scrollWidth} px in ${fits.clientWidth}) yet has scroll shadows`);
     if (!box || overflowing.includes(box)) continue;
     overflowing.push(box);
     const s = getComputedStyle(box);

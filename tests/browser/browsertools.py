@@ -110,7 +110,7 @@ class Reader:
         that runs no script: a page of the site still running Material's script can store its
         palette again after the clear, and the next page then opens in that scheme (13 of 30
         reloads of an entry after `emulate_media` and a clear there, on 2026-12-04)."""
-        self.page.goto("/assets/site.css")
+        self.goto("/assets/site.css")
         self.page.evaluate("localStorage.clear()")
 
     def reset(self):

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from termbase.core.model import TermBase, read_yaml
+from tests.browser import a11ytools as a11y
 from tests.browser.test_reading import prefix
 from tests.site.sitetools import LANGS, PROJECT
 
@@ -64,6 +65,10 @@ def test_a_nested_text_config_is_read(reader, page, lang):
                                     "vision_config": {"hidden_size": 1024}}))
         assert BASE.ui["explainer"]["text_config"][lang] in page.inner_text("#explainer-output")
         assert int(page.get_attribute("[data-kv-token]", "data-kv-token")) == expected_kv_bytes_per_token(qwen, 2)
+        # The tables the explainer writes get scroll shadows only if they scroll, as the page's own do.
+        assert page.locator("#explainer-output table").count() == 2
+        shadows = page.evaluate(a11y.SCROLL_AFFORDANCE)
+        assert not shadows["problems"], shadows["problems"]
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -310,7 +310,8 @@ def test_light_and_dark_are_readable_on_desktop_and_phone(reader, page, lang, ar
         assert page.evaluate("document.body.dataset.mdColorScheme") == material_scheme, scheme
         # Links and code fade to the scheme's colours (Material: `transition: color 125ms`)
         # once its script has picked the scheme: measured during the fade, they have neither
-        # scheme's colour.
+        # scheme's colour. (An animation that never ends, which the site has none of, would
+        # make this wait time out.)
         page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=5000)
         for device, size in (("desktop", DESKTOP), ("phone", PHONE)):
             page.set_viewport_size(size)
