@@ -18,7 +18,8 @@ from tests.site.sitetools import PROJECT, ROOT, mkdocs_build, run_folder
 # This process only: the builds, blocks and notebooks it starts keep torch's default, because
 # while one process builds the site the other often waits for it (the whole command took 502 s
 # with their default and 523 s with one thread for them too). OMP_NUM_THREADS, if set, rules.
-if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+THREADS_GIVEN = "OMP_NUM_THREADS" in os.environ  # by whoever ran pytest, before anything here
+if os.environ.get("PYTEST_XDIST_WORKER") and not THREADS_GIVEN:
     torch.set_num_threads(1)
 
 

@@ -69,8 +69,6 @@ TWO_FRAMES_JS = """
   const TWO_FRAMES = () => Promise.race([
     new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))),
     new Promise((done) => setTimeout(done, 1000))]);
-  const BOXES = ".md-typeset pre > code, div.termbase-math, .md-typeset__scrollwrap, " +
-                ".md-typeset table:not([class]), .jp-OutputArea-output";
 """
 
 
@@ -221,6 +219,9 @@ CODE_AND_MATH_CONTRAST = "() => {" + COLOUR_JS + r"""
 SCROLL_AFFORDANCE = "async () => {" + COLOUR_JS + TWO_FRAMES_JS + r"""
   await TWO_FRAMES();
   const kinds = "div.termbase-math, span.termbase-math, table, pre > code, .jp-OutputArea-output";
+  // the boxes that carry the shadows (site.css, scroll-shadows.js)
+  const BOXES = ".md-typeset pre > code, div.termbase-math, .md-typeset__scrollwrap, " +
+                ".md-typeset table:not([class]), .jp-OutputArea-output";
   const width = document.documentElement.clientWidth;
   const scrolls = (e) => { const s = getComputedStyle(e); return s.display !== "inline" && /(auto|scroll)/.test(s.overflowX); };
   const problems = [], overflowing = [];

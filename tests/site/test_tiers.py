@@ -39,7 +39,9 @@ def test_each_test_process_runs_torch_on_one_thread():
     """tests/conftest.py: under pytest-xdist each process runs torch on one thread (one process
     per core already uses every core), and what it starts keeps torch's default; with `-n 0`, or
     OMP_NUM_THREADS set, torch keeps its default here too."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") or "OMP_NUM_THREADS" in os.environ:
+    from tests.conftest import THREADS_GIVEN
+
+    if not os.environ.get("PYTEST_XDIST_WORKER") or THREADS_GIVEN:
         pytest.skip("one process (-n 0), or OMP_NUM_THREADS set: torch's default")
     assert torch.get_num_threads() == 1
     assert "OMP_NUM_THREADS" not in build_env(), "builds and blocks started here keep torch's default"
