@@ -15,6 +15,11 @@ import re
 from latex2mathml.converter import convert
 
 UNKNOWN_COMMAND = re.compile(r"<m[io]>(\\[A-Za-z]+)</m[io]>")
+# The words of a formula, `\text{...}`. A term record's formula is shared by every language, so
+# its words are written in English and each language's are in ui.yml (`formula_text`); a
+# `\text{}` that names something (`d_{\text{model}}`, `\text{MoBA:}`) stays as it is in every
+# language (`formula_labels`). The check reads the same pattern (core/check/records.py).
+TEXT = re.compile(r"\\text\{([^{}]*)\}")
 
 
 class FormulaError(ValueError):
@@ -63,3 +68,15 @@ def problem(tex: str) -> str | None:
     except FormulaError as exc:
         return str(exc)
     return None
+
+
+def text_runs(tex: str) -> list[str]:
+    """What each `\\text{...}` of `tex` holds, in order."""
+    return TEXT.findall(tex)
+
+
+def in_language(tex: str, words: dict[str, str]) -> str:
+    """`tex` with each `\\text{...}` that `words` has (English -> the page's language) replaced."""
+    if not words:
+        return tex
+    return TEXT.sub(lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", tex)

@@ -124,6 +124,14 @@ class TermBase:
         """An interface string in `lang`."""
         return self.ui[group][key][lang]
 
+    def formula_words(self, lang: str) -> dict[str, str]:
+        """The words of the records' formulas (`\\text{...}`) in `lang`: English -> `lang`, from
+        ui.yml's `formula_text` (empty for the default language, which the formulas are written in)."""
+        if lang == self.default_language:
+            return {}
+        table = self.ui.get("formula_text") or {}
+        return {english: per[lang] for english, per in table.items() if isinstance(per, dict) and per.get(lang)}
+
     def nav_label(self, label: str, lang: str) -> str:
         if lang == self.default_language:
             return label

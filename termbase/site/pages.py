@@ -8,7 +8,7 @@ import html
 import re
 from pathlib import PurePosixPath
 
-from termbase.core import claims, collation, markdown, notebook_source
+from termbase.core import claims, collation, markdown, mathml, notebook_source
 from termbase.core.markdown import entry_slug  # noqa: F401  (plugin and preview ask it here)
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, TermBase
 from termbase.core.status import Status
@@ -93,7 +93,9 @@ class Pages:
         return "\n".join(lines)
 
     def formula(self, slug, src_uri):
-        formulas = "\n\n".join(f"$$\n{tex.strip()}\n$$" for tex in self.base.terms[slug]["formula"])
+        words = self.base.formula_words(self.lang)
+        formulas = "\n\n".join(f"$$\n{mathml.in_language(tex.strip(), words)}\n$$"
+                                for tex in self.base.terms[slug]["formula"])
         return formulas + f"\n\n<small>[{self.t('notation_link', 'page')}]({self._to('notation.md', src_uri)})</small>"
 
     def code_block(self, refs) -> str:

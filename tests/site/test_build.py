@@ -116,14 +116,27 @@ def _structure(html):
     return sections, display_math, figures
 
 
+def _without_words(mathml: str) -> str:
+    """A formula's MathML without its words (`\\text{...}`, <mtext>) and its LaTeX (alttext),
+    which are in the page's language (ui.yml `formula_text`)."""
+    return re.sub(r"<mtext>[^<]*</mtext>", "<mtext/>", re.sub(r' alttext="[^"]*"', "", mathml))
+
+
 def test_entries_have_the_same_sections_formulas_and_figures_in_every_language(built_site):
     site, _ = built_site
+    english_words = {lang: {w.strip() for w, per in BASE.ui["formula_text"].items() if per[lang].strip() != w.strip()}
+                     for lang in LANGS if lang != DEFAULT}  # the words a language writes otherwise
     for slug in terms():
         url = f"glossary/{slug}/"
         en = _structure(page_for(site, "en", url).read_text(encoding="utf-8"))
         assert en[0] >= 7 and en[1], f"{slug}: an entry has its sections and at least one formula"
         for lang in (x for x in LANGS if x != DEFAULT):
-            assert _structure(page_for(site, lang, url).read_text(encoding="utf-8")) == en, f"{lang}/{url}"
+            here = _structure(page_for(site, lang, url).read_text(encoding="utf-8"))
+            assert (here[0], [_without_words(m) for m in here[1]], here[2]) == \
+                (en[0], [_without_words(m) for m in en[1]], en[2]), f"{lang}/{url}"
+            shown = {unescape(w).replace("\xa0", " ").strip()
+                     for m in here[1] for w in re.findall(r"<mtext>([^<]*)</mtext>", m)}
+            assert not shown & english_words[lang], f"{lang}/{url}: English words in its formulas"
     with_figure = sum(bool(terms()[slug].get("figure")) for slug in terms())
     assert with_figure * 2 >= len(terms()), "at least half of the entries have a picture"
 

@@ -71,7 +71,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
         if page.lang == lang:
             out += [Line(page.path, *fields) for fields in _page_lines(page.text)]
     for path in base.term_files():
-        record, lines = yamlfile.load(path, _Ignore())
+        record, lines = yamlfile.load(path, yamlfile.Ignore())
         local = (record or {}).get(lang) if isinstance(record, dict) else None
         if not isinstance(local, dict):
             continue
@@ -83,13 +83,13 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
                 item.spelled = key in SPELLED
                 out += _with_plain([item])
     ui_path = base.project.data_dir / "ui.yml"
-    ui, ui_lines = yamlfile.load(ui_path, _Ignore())
+    ui, ui_lines = yamlfile.load(ui_path, yamlfile.Ignore())
     for key_path, value in yamlfile.walk(ui or {}):
         if key_path and key_path[-1] == lang and key_path[0] != "language_name" and "alphabet" not in key_path:
             out += _with_plain([Line(ui_path, yamlfile.line_of(ui_lines, key_path), prose.prose(value, quotes=True))])
     keys_path = base.project.data_dir / "config_keys.yml"
     if keys_path.is_file():
-        keys, key_lines = yamlfile.load(keys_path, _Ignore())
+        keys, key_lines = yamlfile.load(keys_path, yamlfile.Ignore())
         for key, about in ((keys or {}).get("keys") or {}).items() if isinstance(keys, dict) else ():
             if isinstance(about, dict) and isinstance(about.get(lang), str):
                 out += _with_plain([Line(keys_path, yamlfile.line_of(key_lines, ("keys", key, lang)),
@@ -97,7 +97,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     # The models page's notes (`note` in the default language, `note_<lang>` in the others).
     models_path = base.project.data_dir / "models.yml"
     if models_path.is_file():
-        models, model_lines = yamlfile.load(models_path, _Ignore())
+        models, model_lines = yamlfile.load(models_path, yamlfile.Ignore())
         field = "note" if lang == base.default_language else f"note_{lang}"
         rows = (models or {}).get("models") if isinstance(models, dict) else None
         for index, row in enumerate(rows if isinstance(rows, list) else []):
@@ -117,11 +117,6 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     return out
 
 
-class _Ignore:
-    """A report that drops problems: files that cannot be read are reported by other rules."""
-
-    def add(self, *args):
-        pass
 
 
 def avoided_forms(base: TermBase, lang: str) -> list[Avoid]:

@@ -38,9 +38,13 @@ def check_data(base: TermBase, report) -> bool:
     for group, entries in ui.items():
         if group in ("site_name", "language_name"):
             _languages_of(base, report, lines, (group,), entries, required=base.languages)
-        elif group == "nav":
+        elif group in ("nav", "formula_text"):  # English is the key itself
             for label, per in (entries or {}).items():
                 _languages_of(base, report, lines, (group, label), per, required=base.project.other_languages)
+        elif group == "formula_labels" and not (isinstance(entries, list)
+                                                and all(isinstance(x, str) for x in entries)):
+            report.add(data / "ui.yml", yamlfile.line_of(lines, (group,)), "'formula_labels' is not a list of strings",
+                       "write `formula_labels: [model, dtype, ...]`")
         elif isinstance(entries, dict):
             for key, per in entries.items():
                 _languages_of(base, report, lines, (group, key), per, required=base.languages, empty_ok=(default,))
@@ -99,6 +103,7 @@ def check_records(base: TermBase, report) -> dict:
     """Every term record: fields, references, formulas, placeholders, one name per concept."""
     ui = base.ui
     sources = base.sources or {}
+    words_used: set[str] = set()  # the formulas' \text{...}, for `_check_formula_words`
     records = {}
     for path in base.term_files():
         record, lines = yamlfile.load(path, report)
@@ -143,6 +148,7 @@ def check_records(base: TermBase, report) -> dict:
                 reason = mathml.problem(tex.strip())
                 if reason:
                     report.add(path, at("formula", index - 1), f"formula {index} does not parse: {reason}", "fix the LaTeX")
+                _check_formula_text(base, report, path, at("formula", index - 1), index, tex.strip(), words_used)
         for name in term.get("notebooks") or []:
             if not (base.project.docs / "notebooks" / f"{name}.py").is_file():
                 report.add(path, at("notebooks"), f"notebook docs/notebooks/{name}.py does not exist",
@@ -173,7 +179,46 @@ def check_records(base: TermBase, report) -> dict:
             seen[lang][name] = slug
             _check_names(base, report, path, lang, local, at)
     _check_attestations(base, report, {slug: record for slug, (_, record, _) in records.items()})
+    _unused_formula_words(base, report, words_used)
     return {slug: record for slug, (_, record, _) in records.items()}
+
+
+def _check_formula_text(base, report, path, line, index, tex, used) -> None:
+    """A record's formula is shown in every language: each `\\text{...}` in it is either a word
+    with its translations (ui.yml `formula_text`) or a label kept in every language
+    (`formula_labels`), and the formula still parses with each language's words."""
+    table = base.ui.get("formula_text") if isinstance(base.ui.get("formula_text"), dict) else {}
+    labels = base.ui.get("formula_labels") if isinstance(base.ui.get("formula_labels"), list) else []
+    for run in dict.fromkeys(mathml.text_runs(tex)):  # each once per formula
+        used.add(run)
+        if run not in table and run not in labels:
+            report.add(path, line, f"formula {index}: \\text{{{run}}} is shown as it is in every language",
+                       f"add `\"{run}\": {{{', '.join(f'{x}: ...' for x in base.project.other_languages)}}}` "
+                       "under `formula_text:` in termbase/data/ui.yml, or, for a name that stays the same in "
+                       "every language, add it to `formula_labels:` there")
+    if mathml.problem(tex):
+        return  # reported as such
+    for lang in base.project.other_languages:
+        reason = mathml.problem(mathml.in_language(tex, base.formula_words(lang)))
+        if reason:
+            report.add(path, line, f"formula {index} does not parse with the {lang} words of `formula_text`: {reason}",
+                       "fix those words in termbase/data/ui.yml (no braces, no backslashes)")
+
+
+def _unused_formula_words(base, report, used) -> None:
+    path = base.project.data_dir / "ui.yml"
+    _, lines = yamlfile.load(path, yamlfile.Ignore())  # its problems: `check_data`
+    table = base.ui.get("formula_text") if isinstance(base.ui.get("formula_text"), dict) else {}
+    labels = base.ui.get("formula_labels") if isinstance(base.ui.get("formula_labels"), list) else []
+    for word in table:
+        if word not in used:
+            report.add(path, yamlfile.line_of(lines, ("formula_text", word)),
+                       f"'{word}' is in no formula of a term record", "remove it from `formula_text:`")
+    for i, label in enumerate(labels):
+        if label not in used:
+            report.add(path, yamlfile.line_of(lines, ("formula_labels", i)),
+                       f"'{label}' is in no formula of a term record", "remove it from `formula_labels:`")
+
 
 
 def _check_names(base, report, path, lang, local, at) -> None:

@@ -11,6 +11,14 @@ import yaml
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class Ignore:
+    """A report that drops problems: for a rule that reads a file whose own problems another
+    rule reports."""
+
+    def add(self, *args):
+        pass
+
+
 def line_map(node, prefix=()) -> dict[tuple, int]:
     """Line (1-based) of every key path and list index in a YAML document."""
     lines = {}

@@ -1,0 +1,72 @@
+"""The words of the term records' formulas (`\\text{...}`) in the page's language: ui.yml's
+`formula_text` translates them, `formula_labels` lists the names kept as they are, and the check
+names any other with its record and line (termbase/core/mathml.py, core/check/records.py)."""
+
+import copy
+
+import pytest
+
+from termbase.core import check, mathml
+from termbase.core.check import records
+from termbase.core.model import TermBase
+from termbase.site.pages import Pages
+from tests.site.sitetools import DEFAULT, LANGS, PROJECT
+
+OTHERS = [lang for lang in LANGS if lang != DEFAULT]
+
+
+def problems_with(edit) -> list[str]:
+    """The record rules' problems for this project with its ui.yml edited by `edit(ui)`."""
+    base = TermBase(PROJECT)
+    ui = copy.deepcopy(base.ui)
+    edit(ui)
+    base.__dict__["ui"] = ui  # TermBase.ui is a cached property: this is what the rules read
+    report = check.Report(PROJECT)
+    records.check_records(base, report)
+    return [str(problem) for problem in report]
+
+
+def test_the_real_formulas_have_every_word_translated_or_listed_as_a_label():
+    assert problems_with(lambda ui: None) == []
+
+
+def test_a_word_in_neither_list_is_named_with_its_record_and_line():
+    found = problems_with(lambda ui: ui["formula_text"].pop("otherwise"))
+    line = next(i for i, text in enumerate(
+        (PROJECT.data_dir / "terms" / "tree-attention.yml").read_text(encoding="utf-8").splitlines(), 1)
+        if "otherwise" in text)
+    assert (f"termbase/data/terms/tree-attention.yml:{line}: formula 1: \\text{{otherwise}} is shown as it is in "
+            "every language - add `\"otherwise\": {es: ..., da: ...}` under `formula_text:` in "
+            "termbase/data/ui.yml, or, for a name that stays the same in every language, add it to "
+            "`formula_labels:` there") in found
+    assert all("otherwise" in problem for problem in found)
+
+
+def test_a_translation_that_breaks_the_formula_and_an_unused_entry_are_reported():
+    def edit(ui):
+        ui["formula_text"]["otherwise"]["es"] = "en otro {caso"
+        ui["formula_text"]["nowhere"] = {"es": "en ninguna parte", "da": "ingen steder"}
+        ui["formula_labels"].append("unused-label")
+
+    found = problems_with(edit)
+    assert any("tree-attention.yml" in p and "does not parse with the es words of `formula_text`" in p for p in found)
+    assert any(p.startswith("termbase/data/ui.yml:") and "'nowhere' is in no formula" in p for p in found)
+    assert any(p.startswith("termbase/data/ui.yml:") and "'unused-label' is in no formula" in p for p in found)
+
+
+@pytest.mark.parametrize("lang", OTHERS)
+def test_an_entry_shows_its_formula_words_in_the_page_language(lang):
+    base = TermBase(PROJECT)
+    words = base.formula_words(lang)
+    shown = Pages(base, lang, status=None, home=f"/{lang}/").formula("tree-attention", "glossary/tree-attention.md")
+    assert f"\\text{{{words['otherwise']}}}" in shown and f"\\text{{{words['ancestors of ']}}}" in shown
+    assert "\\text{otherwise}" not in shown or words["otherwise"] == "otherwise"
+    english = Pages(base, DEFAULT, status=None, home="/").formula("tree-attention", "glossary/tree-attention.md")
+    assert "\\text{otherwise}" in english and "\\text{ancestors of }" in english
+
+
+def test_labels_stay_and_only_whole_text_runs_are_replaced():
+    words = {"or": "o", "cache": "caché"}
+    tex = r"K^{\text{cache}}_{\text{model}} \ \text{ or } \ x \text{or} \mathrm{cache}"
+    assert mathml.text_runs(tex) == ["cache", "model", " or ", "or"]
+    assert mathml.in_language(tex, words) == r"K^{\text{caché}}_{\text{model}} \ \text{ or } \ x \text{o} \mathrm{cache}"
