@@ -19,7 +19,13 @@ UNKNOWN_COMMAND = re.compile(r"<m[io]>(\\[A-Za-z]+)</m[io]>")
 # its words are written in English and each language's are in ui.yml (`formula_text`); a
 # `\text{}` that names something (`d_{\text{model}}`, `\text{MoBA:}`) stays as it is in every
 # language (`formula_labels`). The check reads the same pattern (core/check/records.py).
-TEXT = re.compile(r"\\text\{([^{}]*)\}")
+TEXT = re.compile(r"(?<!\\)\\text\s*\{([^{}]*)\}")
+# Every other way LaTeX writes words (\textbf, \textit, \textrm, \mbox, a \text{} with braces
+# inside): the check refuses them in a record's formula, as they would stay in English.
+OTHER_TEXT = re.compile(r"(?<!\\)\\(?:text(?!style)[a-z]*|mbox)\b")
+# What a formula word may not hold: LaTeX's special characters, and the HTML ones latex2mathml
+# copies into <mtext> unescaped.
+NOT_IN_WORDS = set("{}\\$<>&%#^_~")
 
 
 class FormulaError(ValueError):
@@ -70,13 +76,23 @@ def problem(tex: str) -> str | None:
     return None
 
 
+LINE_BREAK = "\x00\x00"  # stands in for a line break (two backslashes) while the patterns run
+
+
 def text_runs(tex: str) -> list[str]:
     """What each `\\text{...}` of `tex` holds, in order."""
-    return TEXT.findall(tex)
+    return TEXT.findall(tex.replace("\\\\", LINE_BREAK))
+
+
+def odd_text(tex: str) -> int:
+    """How many word commands of `tex` are not a plain `\\text{...}` (see OTHER_TEXT)."""
+    return len(OTHER_TEXT.findall(tex.replace("\\\\", LINE_BREAK))) - len(text_runs(tex))
 
 
 def in_language(tex: str, words: dict[str, str]) -> str:
     """`tex` with each `\\text{...}` that `words` has (English -> the page's language) replaced."""
     if not words:
         return tex
-    return TEXT.sub(lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", tex)
+    masked = tex.replace("\\\\", LINE_BREAK)
+    swapped = TEXT.sub(lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", masked)
+    return swapped.replace(LINE_BREAK, "\\\\")

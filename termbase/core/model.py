@@ -130,7 +130,7 @@ class TermBase:
         if lang == self.default_language:
             return {}
         table = self.ui.get("formula_text") or {}
-        return {english: per[lang] for english, per in table.items() if isinstance(per, dict) and per.get(lang)}
+        return {english: per[lang] for english, per in table.items() if isinstance(per, dict) and isinstance(per.get(lang), str)}
 
     def nav_label(self, label: str, lang: str) -> str:
         if lang == self.default_language:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import yaml
 
+from termbase.core import mathml
 from tests.site.sitetools import ROOT, _ignored
 
 ENTRIES = ("softmax", "attention", "scaled-dot-product-attention")
@@ -150,6 +151,12 @@ def _data(dest: Path) -> None:
         names |= set(ENTRIES)
         kept = {k: v for k, v in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items() if k in names}
         path.write_text(yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, width=1000), encoding="utf-8")
+    # the words of the kept records' formulas only (the check names an entry no formula uses)
+    used = {run for record in records.values() for tex in record.get("formula") or [] for run in mathml.text_runs(tex)}
+    ui = yaml.safe_load((data / "ui.yml").read_text(encoding="utf-8"))
+    ui["formula_text"] = {word: per for word, per in ui["formula_text"].items() if word in used}
+    ui["formula_labels"] = [label for label in ui["formula_labels"] if label in used]
+    (data / "ui.yml").write_text(yaml.safe_dump(ui, allow_unicode=True, sort_keys=False, width=1000), encoding="utf-8")
     _words(dest)
 
 

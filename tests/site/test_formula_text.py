@@ -3,8 +3,11 @@
 names any other with its record and line (termbase/core/mathml.py, core/check/records.py)."""
 
 import copy
+import dataclasses
+import shutil
 
 import pytest
+import yaml
 
 from termbase.core import check, mathml
 from termbase.core.check import records
@@ -26,7 +29,7 @@ def problems_with(edit) -> list[str]:
     return [str(problem) for problem in report]
 
 
-def test_the_real_formulas_have_every_word_translated_or_listed_as_a_label():
+def test_the_real_records_pass_every_record_rule_formula_words_included():
     assert problems_with(lambda ui: None) == []
 
 
@@ -70,3 +73,54 @@ def test_labels_stay_and_only_whole_text_runs_are_replaced():
     tex = r"K^{\text{cache}}_{\text{model}} \ \text{ or } \ x \text{or} \mathrm{cache}"
     assert mathml.text_runs(tex) == ["cache", "model", " or ", "or"]
     assert mathml.in_language(tex, words) == r"K^{\text{caché}}_{\text{model}} \ \text{ or } \ x \text{o} \mathrm{cache}"
+
+
+@pytest.mark.parametrize("tex, runs, odd, spanish", [
+    (r"a \text {or} b", ["or"], 0, r"a \text{o} b"),  # a space before the brace: still a word
+    (r"a \\ \text{or} b", ["or"], 0, r"a \\ \text{o} b"),  # after a line break
+    (r"a \\\text{or}", ["or"], 0, r"a \\\text{o}"),
+    (r"\textbf{or} \mbox{or} \textit{or}", [], 3, r"\textbf{or} \mbox{or} \textit{or}"),  # refused by the check
+    (r"\text{or {x} y}", [], 1, r"\text{or {x} y}"),  # braces inside: refused
+    (r"\textstyle x \text{or}", ["or"], 0, r"\textstyle x \text{o}"),  # a style, not words
+])
+def test_which_spellings_are_words_and_which_the_check_refuses(tex, runs, odd, spanish):
+    assert mathml.text_runs(tex) == runs
+    assert mathml.odd_text(tex) == odd
+    assert mathml.in_language(tex, {"or": "o"}) == spanish
+
+
+def test_words_written_another_way_are_refused_with_the_record_and_line():
+    report = check.Report(PROJECT)
+    path = PROJECT.data_dir / "terms" / "tree-attention.yml"
+    records._check_formula_text(TermBase(PROJECT), report, path, 7, 1, r"0 \ \textbf{otherwise}", set())
+    assert [str(p) for p in report] == [
+        "termbase/data/terms/tree-attention.yml:7: formula 1 writes words another way than \\text{...} (\\textbf, "
+        "\\mbox, braces inside \\text): they would stay in English on every page - write each word as \\text{...} "
+        "with no braces inside (ui.yml `formula_text` translates it)"]
+
+
+def data_problems(tmp_path, edit) -> list[str]:
+    """check_data's problems for a copy of ui.yml edited by `edit(ui)` (the rest of the project as it is)."""
+    data = tmp_path / "data"
+    shutil.copytree(PROJECT.data_dir, data, ignore=shutil.ignore_patterns("terms", "attestations"))
+    ui = yaml.safe_load((data / "ui.yml").read_text(encoding="utf-8"))
+    edit(ui)
+    (data / "ui.yml").write_text(yaml.safe_dump(ui, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    project = dataclasses.replace(PROJECT, data_dir=data)
+    report = check.Report(project)
+    records.check_data(TermBase(project), report)
+    return [str(p) for p in report]
+
+
+def test_a_translation_must_be_plain_words_and_the_table_a_mapping(tmp_path):
+    def markup(ui):
+        ui["formula_text"]["otherwise"]["es"] = "<b>en otro caso</b>"
+        ui["formula_text"]["and"]["da"] = 3
+        del ui["formula_text"]["salt"]["da"]
+
+    found = data_problems(tmp_path, markup)
+    assert any("'formula_text.\"otherwise\".es' is not plain words: '<b>en otro caso</b>'" in p for p in found)
+    assert any("'formula_text.\"and\".da' is not plain words: 3" in p for p in found)
+    assert any("'formula_text.salt' has no 'da' string" in p for p in found)
+    found = data_problems(tmp_path / "list", lambda ui: ui.update(formula_text=["otherwise"]))
+    assert any("'formula_text' is not a mapping" in p for p in found)

@@ -100,7 +100,7 @@ def add_french(project: Path) -> None:
     ui = yaml.safe_load(ui_path.read_text(encoding="utf-8"))
     add_to_mappings(ui)
     ui["language_name"][NEW] = "Français"
-    for label, per in ui["nav"].items():
+    for label, per in (*ui["nav"].items(), *ui["formula_text"].items()):  # keyed by their English
         per[NEW] = label
     ui_path.write_text(yaml.safe_dump(ui, allow_unicode=True, sort_keys=False), encoding="utf-8")
     for record_path in (project / "termbase" / "data" / "terms").glob("*.yml"):

@@ -117,8 +117,6 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
     return out
 
 
-
-
 def avoided_forms(base: TermBase, lang: str) -> list[Avoid]:
     forms = []
     for slug, term in base.terms.items():

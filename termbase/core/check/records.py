@@ -38,9 +38,11 @@ def check_data(base: TermBase, report) -> bool:
     for group, entries in ui.items():
         if group in ("site_name", "language_name"):
             _languages_of(base, report, lines, (group,), entries, required=base.languages)
-        elif group in ("nav", "formula_text"):  # English is the key itself
+        elif group == "nav":  # English is the key itself
             for label, per in (entries or {}).items():
                 _languages_of(base, report, lines, (group, label), per, required=base.project.other_languages)
+        elif group == "formula_text":
+            _formula_text(base, report, lines, entries)
         elif group == "formula_labels" and not (isinstance(entries, list)
                                                 and all(isinstance(x, str) for x in entries)):
             report.add(data / "ui.yml", yamlfile.line_of(lines, (group,)), "'formula_labels' is not a list of strings",
@@ -86,6 +88,23 @@ def check_data(base: TermBase, report) -> bool:
     return True
 
 
+def _formula_text(base, report, lines, entries) -> None:
+    """`formula_text`: English word -> {lang: word}, for every other language, each a string a
+    formula can hold (core/mathml.py NOT_IN_WORDS)."""
+    path = base.project.data_dir / "ui.yml"
+    if not isinstance(entries, dict):
+        report.add(path, yamlfile.line_of(lines, ("formula_text",)), "'formula_text' is not a mapping",
+                   "write one `\"<English word>\": {es: ..., da: ...}` line per word")
+        return
+    for word, per in entries.items():
+        _languages_of(base, report, lines, ("formula_text", word), per, required=base.project.other_languages)
+        for lang, text in (per.items() if isinstance(per, dict) else ()):
+            if not isinstance(text, str) or set(text) & mathml.NOT_IN_WORDS:
+                report.add(path, yamlfile.line_of(lines, ("formula_text", word, lang)),
+                           f"'formula_text.\"{word}\".{lang}' is not plain words: {text!r}",
+                           "write it as a quoted string without { } \\ $ < > & % # ^ _ ~")
+
+
 def _languages_of(base, report, lines, key, per, required, empty_ok=()):
     path = base.project.data_dir / "ui.yml"
     line = yamlfile.line_of(lines, key)
@@ -103,7 +122,7 @@ def check_records(base: TermBase, report) -> dict:
     """Every term record: fields, references, formulas, placeholders, one name per concept."""
     ui = base.ui
     sources = base.sources or {}
-    words_used: set[str] = set()  # the formulas' \text{...}, for `_check_formula_words`
+    words_used: set[str] = set()  # the formulas' \text{...}, for `_unused_formula_words`
     records = {}
     for path in base.term_files():
         record, lines = yamlfile.load(path, report)
@@ -179,7 +198,8 @@ def check_records(base: TermBase, report) -> dict:
             seen[lang][name] = slug
             _check_names(base, report, path, lang, local, at)
     _check_attestations(base, report, {slug: record for slug, (_, record, _) in records.items()})
-    _unused_formula_words(base, report, words_used)
+    if len(records) == len(base.term_files()):  # a record that cannot be read uses words too
+        _unused_formula_words(base, report, words_used)
     return {slug: record for slug, (_, record, _) in records.items()}
 
 
@@ -189,6 +209,10 @@ def _check_formula_text(base, report, path, line, index, tex, used) -> None:
     (`formula_labels`), and the formula still parses with each language's words."""
     table = base.ui.get("formula_text") if isinstance(base.ui.get("formula_text"), dict) else {}
     labels = base.ui.get("formula_labels") if isinstance(base.ui.get("formula_labels"), list) else []
+    if mathml.odd_text(tex):
+        report.add(path, line, f"formula {index} writes words another way than \\text{{...}} (\\textbf, \\mbox, "
+                   "braces inside \\text): they would stay in English on every page",
+                   "write each word as \\text{...} with no braces inside (ui.yml `formula_text` translates it)")
     for run in dict.fromkeys(mathml.text_runs(tex)):  # each once per formula
         used.add(run)
         if run not in table and run not in labels:
