@@ -129,8 +129,11 @@ class TermBase:
         ui.yml's `formula_text` (empty for the default language, which the formulas are written in)."""
         if lang == self.default_language:
             return {}
-        table = self.ui.get("formula_text") or {}
-        return {english: per[lang] for english, per in table.items() if isinstance(per, dict) and isinstance(per.get(lang), str)}
+        table = self.ui.get("formula_text")
+        if not isinstance(table, dict):
+            return {}  # `check` names it
+        return {english: per[lang] for english, per in table.items()
+                if isinstance(per, dict) and isinstance(per.get(lang), str)}
 
     def nav_label(self, label: str, lang: str) -> str:
         if lang == self.default_language:

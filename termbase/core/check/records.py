@@ -244,7 +244,6 @@ def _unused_formula_words(base, report, used) -> None:
                        f"'{label}' is in no formula of a term record", "remove it from `formula_labels:`")
 
 
-
 def _check_names(base, report, path, lang, local, at) -> None:
     """Every name of a language block (term, synonyms, avoid) is described once under `names:`,
     with an explicit status that matches where it sits, a term type, and the gender where the
