@@ -50,9 +50,11 @@ def yarn_ramp(head_dim, rope_theta, original, beta_fast, beta_slow,
     return ((c - low) / max(high - low, 1e-3)).clamp(0, 1)
 
 
-def scaled_frequencies(head_dim, rope, seq_len=None):
+def scaled_frequencies(head_dim, rope, seq_len=None,
+                       max_position_embeddings=None):
     """Frequencies (head_dim/2,) and attention factor for a config's
-    `rope_parameters` (`rope_scaling` in older configs) dict."""
+    `rope_parameters` (`rope_scaling` in older configs) dict and its
+    top-level `max_position_embeddings` (read by dynamic and LongRoPE)."""
     kind = rope.get("rope_type", "default")
     theta = rope.get("rope_theta", 10000.0)
     factor = rope.get("factor", 1.0)
@@ -63,8 +65,12 @@ def scaled_frequencies(head_dim, rope, seq_len=None):
     if kind == "linear":  # position interpolation: m -> m / factor
         return freq / factor, 1.0
     if kind == "dynamic":  # NTK with a factor that grows with seq_len
-        seq_len = max(seq_len or original, original)
-        factor = factor * seq_len / original - (factor - 1)
+        # Transformers measures it against max_position_embeddings
+        length = max_position_embeddings or original
+        if length is None:
+            raise ValueError("dynamic needs max_position_embeddings")
+        seq_len = max(seq_len or length, length)
+        factor = factor * seq_len / length - (factor - 1)
         kind = "ntk"
     # "ntk": static NTK-aware, this code's name; not a Transformers type
     if kind == "ntk":  # a larger base: pair 0 kept, the last one / factor
@@ -90,7 +96,11 @@ def scaled_frequencies(head_dim, rope, seq_len=None):
     if kind == "longrope":  # one searched divisor per pair
         long = seq_len is not None and seq_len > original
         divisor = rope["long_factor" if long else "short_factor"]
-        scale = math.sqrt(1 + math.log(factor) / math.log(original))
+        if "factor" not in rope and max_position_embeddings:  # Phi-3
+            factor = max_position_embeddings / original
+        scale = (math.sqrt(1 + math.log(factor) / math.log(original))
+                 if factor > 1 else 1.0)
+        scale = rope.get("attention_factor", scale)
         return freq / torch.tensor(divisor, dtype=freq.dtype), scale
     raise ValueError(f"unknown rope_type: {kind!r}")
 

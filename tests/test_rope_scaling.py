@@ -264,6 +264,30 @@ def test_longrope_divides_each_pair_by_its_own_factor_short_or_long():
     assert scale == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))  # 1.189
 
 
+def test_dynamic_reads_max_position_embeddings_as_transformers_does():
+    """Transformers' `dynamic` measures the length against the config's top-level
+    `max_position_embeddings`; a `rope_parameters` dict alone has no length."""
+    d, theta, factor = 64, 10000.0, 2.0
+    rope = {"rope_type": "dynamic", "factor": factor, "rope_theta": theta}
+    freq, _ = scaled_frequencies(d, rope, seq_len=8192, max_position_embeddings=4096)
+    base = hf_dynamic_base(theta, d, 8192, 4096, factor)
+    sb.assert_close(freq, 1.0 / (base ** (torch.arange(0, d, 2, dtype=F64) / d)))
+    sb.assert_close(scaled_frequencies(d, rope, seq_len=2048, max_position_embeddings=4096)[0],
+                    rope_frequencies(d, theta))
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        scaled_frequencies(d, rope, seq_len=8192)
+
+
+def test_longrope_without_a_factor_takes_the_ratio_of_lengths_like_phi3():
+    """Phi-3-mini-128k: no `factor`, max_position_embeddings 131072 over 4096 (s = 32)."""
+    rope = {"rope_type": "longrope", "original_max_position_embeddings": 4096,
+            "short_factor": [1.0] * 4, "long_factor": [2.0] * 4}
+    _, scale = scaled_frequencies(8, rope, max_position_embeddings=131072)
+    assert scale == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))  # 1.190
+    assert scaled_frequencies(8, {**rope, "attention_factor": 1.05}, max_position_embeddings=131072)[1] == 1.05
+    assert scaled_frequencies(8, rope)[1] == 1.0  # no factor and no length: nothing to scale by
+
+
 # --- what every method keeps --------------------------------------------------------------------
 METHODS = [{"rope_type": "linear", "factor": 4.0}, {"rope_type": "ntk", "factor": 4.0},
            {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 256},
