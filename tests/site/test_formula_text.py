@@ -92,7 +92,7 @@ def test_which_spellings_are_words_and_which_the_check_refuses(tex, runs, odd, s
 def test_words_written_another_way_are_refused_with_the_record_and_line():
     report = check.Report(PROJECT)
     path = PROJECT.data_dir / "terms" / "tree-attention.yml"
-    records._check_formula_text(TermBase(PROJECT), report, path, 7, 1, r"0 \ \textbf{otherwise}", set())
+    records._FormulaWords(TermBase(PROJECT)).check(report, path, 7, 1, r"0 \ \textbf{otherwise}")
     assert [str(p) for p in report] == [
         "termbase/data/terms/tree-attention.yml:7: formula 1 writes words another way than \\text{...} (\\textbf, "
         "\\mbox, braces inside \\text): they would stay in English on every page - write each word as \\text{...} "

@@ -122,7 +122,7 @@ def check_records(base: TermBase, report) -> dict:
     """Every term record: fields, references, formulas, placeholders, one name per concept."""
     ui = base.ui
     sources = base.sources or {}
-    words_used: set[str] = set()  # the formulas' \text{...}, for `_unused_formula_words`
+    formula_words = _FormulaWords(base)
     records = {}
     for path in base.term_files():
         record, lines = yamlfile.load(path, report)
@@ -167,7 +167,7 @@ def check_records(base: TermBase, report) -> dict:
                 reason = mathml.problem(tex.strip())
                 if reason:
                     report.add(path, at("formula", index - 1), f"formula {index} does not parse: {reason}", "fix the LaTeX")
-                _check_formula_text(base, report, path, at("formula", index - 1), index, tex.strip(), words_used)
+                formula_words.check(report, path, at("formula", index - 1), index, tex.strip())
         for name in term.get("notebooks") or []:
             if not (base.project.docs / "notebooks" / f"{name}.py").is_file():
                 report.add(path, at("notebooks"), f"notebook docs/notebooks/{name}.py does not exist",
@@ -199,49 +199,55 @@ def check_records(base: TermBase, report) -> dict:
             _check_names(base, report, path, lang, local, at)
     _check_attestations(base, report, {slug: record for slug, (_, record, _) in records.items()})
     if len(records) == len(base.term_files()):  # a record that cannot be read uses words too
-        _unused_formula_words(base, report, words_used)
+        formula_words.unused(report)
     return {slug: record for slug, (_, record, _) in records.items()}
 
 
-def _check_formula_text(base, report, path, line, index, tex, used) -> None:
+class _FormulaWords:
     """A record's formula is shown in every language: each `\\text{...}` in it is either a word
     with its translations (ui.yml `formula_text`) or a label kept in every language
-    (`formula_labels`), and the formula still parses with each language's words."""
-    table = base.ui.get("formula_text") if isinstance(base.ui.get("formula_text"), dict) else {}
-    labels = base.ui.get("formula_labels") if isinstance(base.ui.get("formula_labels"), list) else []
-    if mathml.odd_text(tex):
-        report.add(path, line, f"formula {index} writes words another way than \\text{{...}} (\\textbf, \\mbox, "
-                   "braces inside \\text): they would stay in English on every page",
-                   "write each word as \\text{...} with no braces inside (ui.yml `formula_text` translates it)")
-    for run in dict.fromkeys(mathml.text_runs(tex)):  # each once per formula
-        used.add(run)
-        if run not in table and run not in labels:
-            report.add(path, line, f"formula {index}: \\text{{{run}}} is shown as it is in every language",
-                       f"add `\"{run}\": {{{', '.join(f'{x}: ...' for x in base.project.other_languages)}}}` "
-                       "under `formula_text:` in termbase/data/ui.yml, or, for a name that stays the same in "
-                       "every language, add it to `formula_labels:` there")
-    if mathml.problem(tex):
-        return  # reported as such
-    for lang in base.project.other_languages:
-        reason = mathml.problem(mathml.in_language(tex, base.formula_words(lang)))
-        if reason:
-            report.add(path, line, f"formula {index} does not parse with the {lang} words of `formula_text`: {reason}",
-                       "fix those words in termbase/data/ui.yml (no braces, no backslashes)")
+    (`formula_labels`), and the formula still parses with each language's words. Both lists and
+    each language's words are read once per check; `unused` names the entries no formula used."""
 
+    def __init__(self, base: TermBase):
+        self.base = base
+        table, labels = base.ui.get("formula_text"), base.ui.get("formula_labels")
+        self.table = table if isinstance(table, dict) else {}
+        self.labels = labels if isinstance(labels, list) else []
+        self.words = {lang: base.formula_words(lang) for lang in base.project.other_languages}
+        self.used: set[str] = set()
 
-def _unused_formula_words(base, report, used) -> None:
-    path = base.project.data_dir / "ui.yml"
-    _, lines = yamlfile.load(path, yamlfile.Ignore())  # its problems: `check_data`
-    table = base.ui.get("formula_text") if isinstance(base.ui.get("formula_text"), dict) else {}
-    labels = base.ui.get("formula_labels") if isinstance(base.ui.get("formula_labels"), list) else []
-    for word in table:
-        if word not in used:
-            report.add(path, yamlfile.line_of(lines, ("formula_text", word)),
-                       f"'{word}' is in no formula of a term record", "remove it from `formula_text:`")
-    for i, label in enumerate(labels):
-        if label not in used:
-            report.add(path, yamlfile.line_of(lines, ("formula_labels", i)),
-                       f"'{label}' is in no formula of a term record", "remove it from `formula_labels:`")
+    def check(self, report, path, line, index, tex) -> None:
+        if mathml.odd_text(tex):
+            report.add(path, line, f"formula {index} writes words another way than \\text{{...}} (\\textbf, \\mbox, "
+                       "braces inside \\text): they would stay in English on every page",
+                       "write each word as \\text{...} with no braces inside (ui.yml `formula_text` translates it)")
+        for run in dict.fromkeys(mathml.text_runs(tex)):  # each once per formula
+            self.used.add(run)
+            if run not in self.table and run not in self.labels:
+                report.add(path, line, f"formula {index}: \\text{{{run}}} is shown as it is in every language",
+                           f"add `\"{run}\": {{{', '.join(f'{x}: ...' for x in self.words)}}}` "
+                           "under `formula_text:` in termbase/data/ui.yml, or, for a name that stays the same in "
+                           "every language, add it to `formula_labels:` there")
+        if mathml.problem(tex):
+            return  # reported as such
+        for lang, words in self.words.items():
+            reason = mathml.problem(mathml.in_language(tex, words))
+            if reason:
+                report.add(path, line, f"formula {index} does not parse with the {lang} words of `formula_text`: "
+                           f"{reason}", "fix those words in termbase/data/ui.yml (no braces, no backslashes)")
+
+    def unused(self, report) -> None:
+        path = self.base.project.data_dir / "ui.yml"
+        _, lines = yamlfile.load(path, yamlfile.Ignore())  # its problems: `check_data`
+        for word in self.table:
+            if word not in self.used:
+                report.add(path, yamlfile.line_of(lines, ("formula_text", word)),
+                           f"'{word}' is in no formula of a term record", "remove it from `formula_text:`")
+        for i, label in enumerate(self.labels):
+            if label not in self.used:
+                report.add(path, yamlfile.line_of(lines, ("formula_labels", i)),
+                           f"'{label}' is in no formula of a term record", "remove it from `formula_labels:`")
 
 
 def _check_names(base, report, path, lang, local, at) -> None:
