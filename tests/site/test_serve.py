@@ -1,6 +1,7 @@
 """`mkdocs serve` as a contributor runs it: it shares the one cache with a build running at the
 same time (a notebook both need is executed once, by whichever gets there first)."""
 
+import http.client
 import json
 import re
 import socket
@@ -99,7 +100,13 @@ def settled(origin: str, after: int, serve, log_path, until=lambda: True, timeou
     while True:
         if serve.poll() is not None:
             pytest.fail(f"mkdocs serve stopped:\n{read_log(log_path)[-3000:]}")
-        state = json.loads(fetch_raw(origin + ".termbase/serve.json")[0])
+        try:
+            state = json.loads(fetch_raw(origin + ".termbase/serve.json")[0])
+        except (ValueError, http.client.IncompleteRead) as exc:
+            # MkDocs' server opens a file, then takes its length from the path
+            # (mkdocs/livereload/__init__.py, _serve_request): a state file replaced in between
+            # comes cut to the new one's length, or short of it. Asked again, it is whole.
+            state = {"changes": -1, "languages": {}, "unreadable": repr(exc)}
         if state["changes"] > after and all(lang["built"] == state["changes"] for lang in state["languages"].values()) \
                 and until():
             return state
