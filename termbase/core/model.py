@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from termbase.core.markdown import literal
 from termbase.core.project import Project
 
 # The structure every glossary entry follows, in this order (headings are in ui.yml).
@@ -102,6 +103,13 @@ class TermBase:
         if isinstance(title, dict):
             return str(title.get(lang) or title[self.default_language])
         return str(title)
+
+    def citation(self, source_id: str, lang: str) -> str:
+        """A source as the pages cite it, in Markdown: "Authors (year). [Title](url)", the
+        authors and title shown exactly as sources.yml writes them (markdown.literal)."""
+        src = self.sources[source_id]
+        who = f"{literal(str(src['authors']))} ({src['year']}). " if src.get("authors") else ""
+        return f"{who}[{literal(self.source_title(source_id, lang))}]({src['url']})"
 
     def number(self, value: int | float, lang: str) -> str:
         """A number written as the language writes it (ui.yml: decimal_separator,

@@ -56,10 +56,6 @@ def _layers(words: dict, lang: str, part: str) -> str:
     return f"{count} " + words[f"layers_{kind}_{'one' if count == '1' else 'many'}"][lang]
 
 
-def _citation(base: TermBase, lang: str, source_id: str) -> str:
-    src = base.sources[source_id]
-    who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
-    return f"{who}[{base.source_title(source_id, lang)}]({src['url']})"
 
 
 def model_table(base: TermBase, lang: str, src_uri: str) -> str:
@@ -83,10 +79,10 @@ def model_table(base: TermBase, lang: str, src_uri: str) -> str:
                 text, source, note = _cell(base, lang, model.get(column), link)
                 if note:  # a note of its own, with the source after it
                     key = f"{model['id']}-{column}"
-                    footnotes[key] = note[:1].upper() + note[1:] + (". " + _citation(base, lang, source) if source else "")
+                    footnotes[key] = note[:1].upper() + note[1:] + (". " + base.citation(source, lang) if source else "")
                     text += f" [^{key}]"
                 elif source:
-                    footnotes.setdefault(source, _citation(base, lang, source))
+                    footnotes.setdefault(source, base.citation(source, lang))
                     text += f" [^{source}]"
                 cells.append(text)
             rows.append("| " + " | ".join(cells) + " |")

@@ -137,9 +137,7 @@ class Pages:
         return "\n".join(self.source_line(s) for s in self.base.terms[slug]["sources"])
 
     def source_line(self, source_id: str) -> str:
-        src = self.base.sources[source_id]
-        who = f"{src['authors']} ({src['year']}). " if src.get("authors") else ""
-        return f"- {who}[{self.base.source_title(source_id, self.lang)}]({src['url']})"
+        return f"- {self.base.citation(source_id, self.lang)}"
 
     # --- other pages ------------------------------------------------------------------------
 

@@ -201,3 +201,48 @@ def test_every_page_of_the_site_reads_the_same_to_check_and_render():
     for path in sorted(Path(PROJECT.docs).rglob("*.md")):
         for token in markdown.page_tokens(path.read_text(encoding="utf-8")):
             assert token.problem is None, f"{path}:{token.line}: {token.problem}"
+
+
+class _LinkText(HTMLParser):
+    """The text of the first link of a fragment of HTML, as a browser shows it."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth, self.text, self.done = 0, "", False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a" and not self.done:
+            self.depth = 1
+        elif self.depth:
+            self.text += f"<{tag}>"  # any markup inside the link: the text was read as syntax
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self.depth:
+            self.depth, self.done = 0, True
+
+    def handle_data(self, data):
+        if self.depth:
+            self.text += data
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab _*`[]()$~{}!<>&#;:|^=-.+\\/", min_size=1, max_size=24)
+       .map(lambda t: " ".join(t.split())).filter(bool))
+@example("modeling_rope_utils.py (__init__, factor ** 2)")
+@example("**bold** and *italic* and _under_ and `code` and $x$ and ~~gone~~ and H~2~O")
+@example("<b>tag</b> &amp; &#65; [a link](https://example.org) { .attr } ![image](x.png)")
+def test_a_source_title_renders_exactly_as_written(title):
+    """Titles come from sources.yml as plain text; the pages cite them in Markdown
+    (TermBase.citation), so markdown.literal must make the site's Markdown show them as written."""
+    html = python_markdown.markdown(f"- [{markdown.literal(title)}](https://example.org/)",
+                                    extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
+    parser = _LinkText()
+    parser.feed(html)
+    assert parser.text == title, (title, markdown.literal(title), html)
+
+
+def test_what_literal_escapes_the_sites_markdown_can_escape():
+    """A backslash before a character that Markdown cannot escape would show on the page."""
+    md = python_markdown.Markdown(extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
+    escaped = set(markdown._INLINE_SYNTAX.pattern[2:-2].replace("\\\\", "")) | {"\\"}
+    assert escaped <= set(md.ESCAPED_CHARS), escaped - set(md.ESCAPED_CHARS)
