@@ -72,6 +72,28 @@ def unquoted(lines: list[str]) -> list[str]:
     return out
 
 
+# An italic span wrapped onto the next line of its paragraph (Markdown reads it as one span):
+# an opening mark at the end of one line's text, the closing one on the next.
+ITALIC_WRAPPED = [re.compile(r"(?<![*\w])\*(?![\s*])[^*\n]*\n[ \t]*[^*\s][^*\n]*?(?<!\s)\*(?![*\w])"),
+                  re.compile(r"(?<!\w)_(?![\s_])[^_\n]*\n[ \t]*[^_\s][^_\n]*?(?<!\s)_(?!\w)")]
+
+
+def unitalic(lines: list[str], numbers: list[int]) -> list[str]:
+    """The lines of a page (`numbers`: their line numbers) with each italic span that runs from
+    one line into the next blanked; spans within a line are left to `prose(..., italics=False)`.
+    Only lines that follow each other in the file are read together."""
+    out: list[str] = []
+    start = 0
+    for end in range(1, len(lines) + 1):
+        if end == len(lines) or numbers[end] != numbers[end - 1] + 1:
+            text = "\n".join(lines[start:end])
+            for pattern in ITALIC_WRAPPED:
+                text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+            out += text.split("\n")
+            start = end
+    return out
+
+
 def _opens(line: str, i: int) -> bool:
     """A straight quote that starts a quotation (not an inch sign or a stray mark)."""
     return i + 1 < len(line) and not line[i + 1].isspace()

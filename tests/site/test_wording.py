@@ -77,3 +77,31 @@ def test_gapped_forms(phrase, text, found):
 def test_an_article_in_a_quoted_example_sentence_is_checked():
     found = problems("da", '*Eksempel: "Det første token er et attention sink i hvert lag."*')
     assert [what for _, what, _ in found] == ['"et attention sink": the style guide gives "attention sink" another gender']
+
+
+def _plain(*numbered):
+    from pathlib import Path
+
+    from termbase.core import prose
+    from termbase.core.check import language
+
+    lines = [language.Line(Path("page.md"), number, prose.prose(text, quotes=True), text) for number, text in numbered]
+    return [item.plain for item in language._with_plain(lines)]
+
+
+def test_an_italic_span_wrapped_onto_the_next_line_is_italic_to_the_checks():
+    """Markdown reads `*natively\\ntrainable*` as one italic span: the spelling and the avoided
+    forms, which skip italics (a kept English term), skip both halves."""
+    plain = _plain((16, "   Es el sentido amplio (atención *natively"), (17, "   trainable*, entrenada así)."))
+    assert "natively" not in plain[0] and "trainable" not in plain[1]
+    assert "sentido amplio" in plain[0] and "entrenada así" in plain[1]
+
+
+@pytest.mark.parametrize("numbered", [
+    [(3, "una *lista"), (5, "de dos* líneas")],  # not next to each other: a fence or a blank line between
+    [(3, "**negrita partida"), (4, "en dos líneas**")],  # bold is prose
+    [(3, "* un punto de lista"), (4, "y otro* aquí")],  # a bullet opens no italic
+])
+def test_what_is_not_one_italic_span_stays_prose(numbered):
+    plain = _plain(*numbered)
+    assert [p.strip() for p in plain] == [t.strip() for _, t in numbered]

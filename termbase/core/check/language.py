@@ -41,8 +41,9 @@ class Line:
 
 
 def _with_plain(lines: list[Line]) -> list[Line]:
-    """Fill in `plain` for the lines of one file, quotations spanning lines included."""
-    for item, text in zip(lines, prose.unquoted([item.text for item in lines])):
+    """Fill in `plain` for the lines of one file, quotations and italics spanning lines included."""
+    texts = prose.unitalic(prose.unquoted([item.text for item in lines]), [item.line for item in lines])
+    for item, text in zip(lines, texts):
         item.plain = prose.prose(text, quotes=False, italics=False)
     return lines
 
