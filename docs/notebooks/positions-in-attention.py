@@ -244,12 +244,12 @@ plt.show()
 # 512 tokens, får bedre perpleksitet på input, der er op til 20 tokens længere end
 # træningslængden. Den holder niveauet op til 50 tokens længere og bliver derefter dårligere.
 #
-# **RoPE** med den første Llamas indstillinger ($d_k = 128$, $\beta = 10.000$, 2.048 positioner) har
+# **RoPE** med den første Llamas indstillinger ($d_k = 128$, $\beta = 10\,000$, 2.048 positioner) har
 # de samme langsomme par. Press et al. fandt, at en model med RoPE, der er trænet på 512 tokens, får
 # bedre perpleksitet på input, der er op til 200 tokens længere end træningslængden. Chen et al.
 # (2023) skriver, at når den første Llama køres direkte ud over 2.048 positioner, kan perpleksiteten
 # stige til over $10^3$. Deres positionsinterpolation ganger i stedet positionerne med $L / L'$, her
-# $2.048 / 4.096$. Så ligger alle positioner i $[0, L)$, og scoren ved afstanden $s$ bliver den gamle
+# $2048 / 4096$. Så ligger alle positioner i $[0, L)$, og scoren ved afstanden $s$ bliver den gamle
 # score ved afstanden $s L / L'$. Cellen kontrollerer begge dele. Til venstre ses scoren nær
 # forespørgslen: med interpolation er det den samme kurve, strakt til den dobbelte bredde. Til højre
 # ses vinklen for par 42, det hurtigste af de par, der drejer mindre end én omgang på 2.048

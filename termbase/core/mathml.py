@@ -89,10 +89,67 @@ def odd_text(tex: str) -> int:
     return len(OTHER_TEXT.findall(tex.replace("\\\\", LINE_BREAK))) - len(text_runs(tex))
 
 
-def in_language(tex: str, words: dict[str, str]) -> str:
-    """`tex` with each `\\text{...}` that `words` has (English -> the page's language) replaced."""
-    if not words:
-        return tex
+def in_language(tex: str, words: dict[str, str], decimal: str = ".") -> str:
+    """`tex` with each `\\text{...}` that `words` has (English -> the page's language) replaced,
+    and each decimal point written as the page's `decimal` sign (ui.yml decimal_separator)."""
     masked = tex.replace("\\\\", LINE_BREAK)
-    swapped = TEXT.sub(lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", masked)
-    return swapped.replace(LINE_BREAK, "\\\\")
+    if words:
+        masked = TEXT.sub(lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", masked)
+    if decimal != ".":
+        sign = "{" + decimal + "}"  # braced: a bare comma is punctuation to LaTeX, with a space after it
+        masked = _outside_text(masked, lambda part: DECIMAL_POINT.sub(sign, part))
+    return masked.replace(LINE_BREAK, "\\\\")
+
+
+# --- numbers ------------------------------------------------------------------------------------
+# A formula groups the digits of a whole number in threes with a thin space, `\,`, from five
+# digits on (65\,504, 1\,081\,344), and leaves four digits alone (8192): ISO 80000-1's way,
+# the same in every language, because a term record's formula is one string shown in all of
+# them. The decimal sign is the page's: a record and an English page write `0.1`, and the
+# Spanish and Danish pages `0{,}1` (in_language writes it into a record's formula for them).
+NUMBER = re.compile(r"(?<![\w\\.])\d+(?:(?:\\,|\{,\}|[.,])\d+)*")
+DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+
+
+def _outside_text(tex: str, change) -> str:
+    """`change` applied to the parts of `tex` outside its `\\text{...}` words."""
+    out, at = [], 0
+    for match in TEXT.finditer(tex):
+        out += [change(tex[at:match.start()]), match.group()]
+        at = match.end()
+    return "".join(out) + change(tex[at:])
+
+
+def _grouped(digits: str) -> str:
+    if len(digits) < 5:
+        return digits
+    head = len(digits) % 3 or 3
+    return "\\,".join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
+
+
+def number_problems(tex: str, decimal: str = ".") -> list[tuple[str, str, str]]:
+    """(number as written, as it should be written, why) for each number of `tex` not written as
+    NUMBER's comment says; `decimal` is the page's decimal sign, `.` or `,`."""
+    found: list[tuple[str, str, str]] = []
+    sign = "." if decimal == "." else "{,}"
+
+    def scan(part: str) -> str:
+        for match in NUMBER.finditer(part):
+            raw = match.group()
+            whole, dot, fraction = raw.partition(sign)
+            groups = re.split(r"\\,|\{,\}|[.,]", whole)
+            marks = re.findall(r"\{,\}|[.,]", whole)  # a point or comma that is not the decimal sign
+            if marks and len(groups) == 2 and not fraction and (len(groups[1]) != 3 or groups[0] == "0"):
+                want = groups[0] + sign + groups[1]
+                why = "the decimal sign of this page is " + ("a point" if decimal == "." else "a comma, written {,}")
+            else:
+                digits = "".join(groups)
+                want = _grouped(digits) + (sign + fraction if dot else "")
+                why = ("four digits take no separator" if len(digits) == 4 else
+                       "the digits are grouped in threes with a thin space, \\,, from five digits on")
+            if want != raw:
+                found.append((raw, want, why))
+        return part
+
+    _outside_text(tex.replace("\\\\", LINE_BREAK), scan)
+    return found

@@ -94,7 +94,8 @@ class Pages:
 
     def formula(self, slug, src_uri):
         words = self.base.formula_words(self.lang)
-        formulas = "\n\n".join(f"$$\n{mathml.in_language(tex.strip(), words)}\n$$"
+        decimal = str(self.base.t("decimal_separator", self.lang))
+        formulas = "\n\n".join(f"$$\n{mathml.in_language(tex.strip(), words, decimal)}\n$$"
                                 for tex in self.base.terms[slug]["formula"])
         return formulas + f"\n\n<small>[{self.t('notation_link', 'page')}]({self._to('notation.md', src_uri)})</small>"
 

@@ -116,9 +116,16 @@ def _structure(html):
     return sections, display_math, figures
 
 
+# A decimal comma in MathML, as latex2mathml writes `0{,}1`: the Spanish and Danish formulas
+# write the decimal sign of their language (core/mathml.py in_language).
+DECIMAL_COMMA = re.compile(r"<mn>(\d+)</mn><mrow><mo>&#x0002C;</mo></mrow><mn>(\d+)</mn>")
+DECIMAL_POINT = re.compile(r"<mn>\d+\.\d+</mn>")
+
+
 def _without_words(mathml: str) -> str:
     """A formula's MathML without its words (`\\text{...}`, <mtext>) and its LaTeX (alttext),
-    which are in the page's language (ui.yml `formula_text`)."""
+    which are in the page's language (ui.yml `formula_text`), its decimal commas written as points."""
+    mathml = DECIMAL_COMMA.sub(r"<mn>\1.\2</mn>", mathml)
     return re.sub(r"<mtext>[^<]*</mtext>", "<mtext/>", re.sub(r' alttext="[^"]*"', "", mathml))
 
 
@@ -137,6 +144,10 @@ def test_entries_have_the_same_sections_formulas_and_figures_in_every_language(b
             shown = {unescape(w).replace("\xa0", " ").strip()
                      for m in here[1] for w in re.findall(r"<mtext>([^<]*)</mtext>", m)}
             assert not shown & english_words[lang], f"{lang}/{url}: English words in its formulas"
+            assert not any(DECIMAL_POINT.search(m) for m in here[1]), f"{lang}/{url}: a decimal point in its formulas"
+    decimals = [slug for slug in terms() if any(DECIMAL_POINT.search(m) for m in
+                                                _structure(page_for(site, "en", f"glossary/{slug}/").read_text(encoding="utf-8"))[1])]
+    assert decimals, "some entry's formula has a decimal number (rope-scaling: t = 0.1 ln s + 1)"
     with_figure = sum(bool(terms()[slug].get("figure")) for slug in terms())
     assert with_figure * 2 >= len(terms()), "at least half of the entries have a picture"
 

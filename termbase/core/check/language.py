@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from termbase.core import markdown, notebook_source, prose, spelling
+from termbase.core import markdown, mathml, notebook_source, prose, spelling
 from termbase.core.check import wording, yamlfile
-from termbase.core.check.records import PLACEHOLDER
+from termbase.core.check.records import PLACEHOLDER, formula_numbers
 from termbase.core.model import TermBase
 
 WORD = re.compile(r"[\w-]+")
@@ -38,6 +38,7 @@ class Line:
     markdown: str = ""  # the line as written, for the link rule
     plain: str = ""  # prose without quoted words, italics or struck forms: avoided forms, spelling
     spelled: bool = True
+    source: str = ""  # text outside the pages (records, data files, notebooks): its formulas are checked here
 
 
 def _with_plain(lines: list[Line]) -> list[Line]:
@@ -80,7 +81,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
             for key_path, value in yamlfile.walk(local.get(key), (lang, key)):
                 if PLACEHOLDER.search(value):
                     continue  # `termbase new`'s text, reported once as a placeholder
-                item = Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True))
+                item = Line(path, yamlfile.line_of(lines, key_path), prose.prose(value, quotes=True), source=value)
                 item.spelled = key in SPELLED
                 out += _with_plain([item])
     ui_path = base.project.data_dir / "ui.yml"
@@ -94,7 +95,7 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
         for key, about in ((keys or {}).get("keys") or {}).items() if isinstance(keys, dict) else ():
             if isinstance(about, dict) and isinstance(about.get(lang), str):
                 out += _with_plain([Line(keys_path, yamlfile.line_of(key_lines, ("keys", key, lang)),
-                                         prose.prose(about[lang], quotes=True))])
+                                         prose.prose(about[lang], quotes=True), source=about[lang])])
     # The models page's notes (`note` in the default language, `note_<lang>` in the others).
     models_path = base.project.data_dir / "models.yml"
     if models_path.is_file():
@@ -105,12 +106,12 @@ def _lines(base: TermBase, pages, lang: str) -> list[Line]:
             for column, cell in (row.items() if isinstance(row, dict) else ()):
                 if isinstance(cell, dict) and isinstance(cell.get(field), str):
                     out += _with_plain([Line(models_path, yamlfile.line_of(model_lines, ("models", index, column, field)),
-                                             prose.prose(cell[field], quotes=True))])
+                                             prose.prose(cell[field], quotes=True), source=cell[field])])
     for path in notebook_source.source_paths(base.project):
         source = notebook_source.read_source(path)
         for cell_lang, first, text in notebook_source.prose_cells(source):
             if cell_lang == lang:
-                out += _with_plain([Line(path, first + number - 1, prose.prose(raw, quotes=True), raw)
+                out += _with_plain([Line(path, first + number - 1, prose.prose(raw, quotes=True), raw, source=raw)
                                     for number, raw in prose.markdown_lines(text)])
         for alt_lang, line, text in notebook_source.alt_texts(source):
             if alt_lang == lang:
@@ -159,6 +160,7 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
                                  check.get("fix", "see the style guide")))
         # One pattern for all the forms of the language: lines x forms would be slow. Forms with
         # a gap ("give … til") span words, often lines: they are matched per paragraph below.
+        decimal = str(base.t("decimal_separator", lang))
         spanning = [form for form in forms if "…" in form.phrase]
         forms = [form for form in forms if "…" not in form.phrase]
         by_phrase = {form.phrase.lower(): form for form in forms}
@@ -178,9 +180,21 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
                     report.add(item.path, item.line, message, f"{fix} (style guide: typography)")
             if item.markdown:
                 _linked_names(base, item, lang, report)
+            if item.source:
+                _formulas(item, decimal, report)
         _wording(style, spanning, lines, report)
         if spell and style.get("dictionary"):
             _spelling(base, lang, style["dictionary"], lines, report)
+
+
+def _formulas(item: Line, decimal: str, report) -> None:
+    """The inline formulas of text outside the pages (check/pages.py reads the pages' own): they
+    render, and their numbers are written as core/mathml.py NUMBER says."""
+    for tex in prose.inline_formulas(item.source):
+        reason = mathml.problem(tex.strip())
+        if reason:
+            report.add(item.path, item.line, f"formula does not parse: {reason}", "fix the LaTeX")
+        formula_numbers(report, item.path, item.line, "a formula", tex, decimal)
 
 
 def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report) -> None:

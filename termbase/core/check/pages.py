@@ -14,7 +14,7 @@ import yaml
 
 from termbase.core import markdown, mathml, prose, sections
 from termbase.core.check import Problem, filecache
-from termbase.core.check.records import PLACEHOLDER
+from termbase.core.check.records import PLACEHOLDER, formula_numbers
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, SECTION_KEYS, TermBase, page_lang
 
 
@@ -157,7 +157,7 @@ def _check_page(base: TermBase, page: PageText, neutral_pages: set[str], report)
             if display_math is None:
                 display_math = (number, [])
             else:
-                _formula(page, display_math[0], "\n".join(display_math[1]), report)
+                _formula(base, page, display_math[0], "\n".join(display_math[1]), report)
                 display_math = None
         elif line.kind == markdown.FORMULA:
             display_math[1].append(text)
@@ -196,13 +196,14 @@ def _prose_line(base: TermBase, page: PageText, number: int, line: str, blanked:
         report.add(page.path, number, "a '$' opens or closes no formula (the page would show it raw)",
                    "close the formula ($...$), or write \\$ for a dollar sign")
     for tex in prose.inline_formulas(line):
-        _formula(page, number, tex, report)
+        _formula(base, page, number, tex, report)
 
 
-def _formula(page: PageText, line: int, tex: str, report) -> None:
+def _formula(base: TermBase, page: PageText, line: int, tex: str, report) -> None:
     reason = mathml.problem(tex.strip())
     if reason:
         report.add(page.path, line, f"formula does not parse: {reason}", "fix the LaTeX")
+    formula_numbers(report, page.path, line, "a formula", tex, str(base.t("decimal_separator", page.lang)))
 
 
 def _markers(page: PageText, number: int, line: str, blanked: str, is_entry: bool, report) -> None:

@@ -168,6 +168,8 @@ def check_records(base: TermBase, report) -> dict:
                 if reason:
                     report.add(path, at("formula", index - 1), f"formula {index} does not parse: {reason}", "fix the LaTeX")
                 formula_words.check(report, path, at("formula", index - 1), index, tex.strip())
+                # one string for every language: English's decimal point, each page writes its own sign
+                formula_numbers(report, path, at("formula", index - 1), f"formula {index}", tex, ".")
         for name in term.get("notebooks") or []:
             if not (base.project.docs / "notebooks" / f"{name}.py").is_file():
                 report.add(path, at("notebooks"), f"notebook docs/notebooks/{name}.py does not exist",
@@ -201,6 +203,13 @@ def check_records(base: TermBase, report) -> dict:
     if len(records) == len(base.term_files()):  # a record that cannot be read uses words too
         formula_words.unused(report)
     return {slug: record for slug, (_, record, _) in records.items()}
+
+
+def formula_numbers(report, path, line: int, where: str, tex: str, decimal: str) -> None:
+    """The numbers of a formula as core/mathml.py NUMBER says: thin-space groups from five
+    digits, four digits alone, the page's decimal sign."""
+    for raw, want, why in mathml.number_problems(tex, decimal):
+        report.add(path, line, f"{where} writes the number {raw}: {why}", f"write {want}")
 
 
 class _FormulaWords:

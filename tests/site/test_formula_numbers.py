@@ -1,0 +1,96 @@
+"""Numbers in formulas (termbase/core/mathml.py NUMBER): thin-space groups from five digits,
+four digits alone, the page's decimal sign; the check names every other spelling with its file,
+line and the number to write, and a record's formula (one string for every language) shows each
+language's decimal sign."""
+
+import dataclasses
+import shutil
+
+import pytest
+
+from termbase.core import check, mathml
+from termbase.core.check import records
+from termbase.core.check.pages import PageText, _check_page
+from termbase.core.model import TermBase
+from tests.site.sitetools import PROJECT
+
+BASE = TermBase(PROJECT)
+
+
+@pytest.mark.parametrize("tex, decimal, wanted", [
+    ("557056 / 1024 = 544", ".", [("557056", "557\\,056")]),
+    ("128 \\times 576 = 73\\,728", ".", []),
+    ("L = S = 1\\,024", ".", [("1\\,024", "1024")]),
+    ("-998\\,244\\,352", ".", []),
+    ("\\ln 65\\,504 \\approx 11.09", ".", []),
+    ("(1000, 1001, 1002)", ".", []),  # a list, not a grouped number
+    ("65,504", ".", [("65,504", "65\\,504")]),
+    ("0,125", ".", [("0,125", "0.125")]),
+    ("0{,}1", ".", [("0{,}1", "0.1")]),
+    ("x_{10000}", ".", [("10000", "10\\,000")]),
+    ("\\text{v0.3 of 12345}", ".", []),  # words are not numbers
+    ("65.504 \\cdot 1.024", ",", [("65.504", "65\\,504"), ("1.024", "1024")]),  # the Danish thousands point
+    ("0.1 \\ln s + 2.5", ",", [("0.1", "0{,}1"), ("2.5", "2{,}5")]),
+    ("\\tanh(1{,}5) = 16\\,777\\,216 / 98\\,304 \\approx 170{,}7", ",", []),
+])
+def test_numbers_are_grouped_with_thin_spaces_and_use_the_pages_decimal_sign(tex, decimal, wanted):
+    assert [(raw, want) for raw, want, _ in mathml.number_problems(tex, decimal)] == wanted
+
+
+def test_a_records_decimal_point_becomes_the_pages_decimal_sign_outside_its_words():
+    tex = r"t = 0.1 \ln s + 1 \quad \text{v0.3}"
+    assert mathml.in_language(tex, {}, ",") == r"t = 0{,}1 \ln s + 1 \quad \text{v0.3}"
+    assert mathml.in_language(tex, {}, ".") == tex
+    assert mathml.problem(mathml.in_language(tex, {}, ",")) is None
+
+
+def test_a_page_formula_is_checked_with_its_languages_decimal_sign():
+    path = PROJECT.docs / "glossary" / "softmax.da.md"
+    report = check.Report(PROJECT)
+    text = "# Softmax\n\nMed $L = 1.024$ og $t = 0.1$ bliver det\n\n$$\n65504 / 8\n$$\n"
+    _check_page(BASE, PageText(path, "glossary/softmax.md", "da", text), {"glossary/softmax.md"}, report)
+    found = [str(p) for p in report if "writes the number" in str(p)]
+    assert found == [
+        "docs/glossary/softmax.da.md:3: a formula writes the number 1.024: four digits take no separator - write 1024",
+        "docs/glossary/softmax.da.md:3: a formula writes the number 0.1: the decimal sign of this page is a comma, "
+        "written {,} - write 0{,}1",
+        "docs/glossary/softmax.da.md:5: a formula writes the number 65504: the digits are grouped in threes with a "
+        "thin space, \\,, from five digits on - write 65\\,504"], found
+
+
+def test_a_record_formula_is_checked_with_the_decimal_point_and_named_by_its_line(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(PROJECT.data_dir, data)
+    record = data / "terms" / "positional-encoding.yml"
+    text = record.read_text(encoding="utf-8")
+    assert "{10\\,000}^" in text
+    record.write_text(text.replace("{10\\,000}^", "{10000}^", 1).replace("x_p' = x_p", "x_p' = 0{,}5 x_p", 1),
+                      encoding="utf-8")
+    line = next(i for i, row in enumerate(record.read_text(encoding="utf-8").splitlines(), 1) if "{10000}^" in row)
+    report = check.Report(PROJECT)
+    records.check_records(TermBase(dataclasses.replace(PROJECT, data_dir=data)), report)
+    found = [(p.line, p.what) for p in report]
+    assert found == [
+        (line, "formula 2 writes the number 10000: the digits are grouped in threes with a thin space, \\,, "
+               "from five digits on"),
+        (line, "formula 2 writes the number 0{,}5: the decimal sign of this page is a point")], found
+
+
+def test_the_formulas_of_data_files_and_notebooks_are_checked_in_their_language():
+    """Notes of the models page, the config keys and the notebooks' text have formulas too; the
+    language rules read them with their file and line (check/language.py)."""
+    from pathlib import Path
+
+    from termbase.core.check import language
+
+    report = check.Report(PROJECT)
+    item = language.Line(Path(PROJECT.data_dir / "models.yml"), 7, "", source=r"by $0.1 \ln(65504)$ and $\frac{1}{$")
+    language._formulas(item, ",", report)
+    assert [p.what for p in report] == [
+        "a formula writes the number 0.1: the decimal sign of this page is a comma, written {,}",
+        "a formula writes the number 65504: the digits are grouped in threes with a thin space, \\,, from five "
+        "digits on",
+        "formula does not parse: 1 '{' never closed"], [p.what for p in report]
+    lines = language._lines(BASE, {}, "da")
+    sources = {item.path.name for item in lines if "$" in item.source}
+    assert {"models.yml", "config_keys.yml"} <= sources and any(name.endswith(".py") for name in sources), sources
