@@ -351,23 +351,6 @@ def render(text: str, marker, claim) -> str:
     return "".join(out)
 
 
-# Inline Markdown that the site's Markdown (mkdocs.yml: Python-Markdown with pymdownx.tilde and
-# pymdownx.arithmatex) reads as syntax: emphasis, code, images, attribute lists, math,
-# strike-through and subscript. Each is escaped with a backslash (all are in that Markdown's
-# ESCAPED_CHARS: tests/site/test_grammar.py). Brackets become entities: Python-Markdown finds a
-# reference definition (`[\]: url`) before it reads escapes. So do `<` and an `&` that would
-# start an entity.
-_INLINE_SYNTAX = re.compile(r"([\\`*_$~{}!])")
-_ENTITIES = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]*;)|[<\[\]]")
-
-
-def literal(text: str) -> str:
-    """`text` as inline Markdown that renders exactly as written: a source's title such as
-    "modeling_rope_utils.py (__init__, factor ** 2)" must not turn into bold or a link."""
-    text = _ENTITIES.sub(lambda m: f"&#{ord(m[0])};", text)
-    return _INLINE_SYNTAX.sub(r"\\\1", text)
-
-
 def strip_citations(text: str) -> str:
     """The text without its claim citations (and the space before each): notebooks for Colab."""
     out = []

@@ -95,9 +95,13 @@ def in_language(tex: str, words: dict[str, str], decimal: str = ".") -> str:
     masked = tex.replace("\\\\", LINE_BREAK)
     if words:
         masked = TEXT.sub(lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", masked)
-    if decimal != ".":
+    if decimal != ".":  # the numbers as the check reads them: not \text{v0.3}, not \hspace{0.5em}
         sign = "{" + decimal + "}"  # braced: a bare comma is punctuation to LaTeX, with a space after it
-        masked = _outside_text(masked, lambda part: DECIMAL_POINT.sub(sign, part))
+        out, at = [], 0
+        for start, end, raw in numbers(masked.replace(LINE_BREAK, "\\\\")):
+            out += [masked[at:start], raw.replace(".", sign)]
+            at = end
+        masked = "".join(out) + masked[at:]
     return masked.replace(LINE_BREAK, "\\\\")
 
 
@@ -107,17 +111,27 @@ def in_language(tex: str, words: dict[str, str], decimal: str = ".") -> str:
 # the same in every language, because a term record's formula is one string shown in all of
 # them. The decimal sign is the page's: a record and an English page write `0.1`, and the
 # Spanish and Danish pages `0{,}1` (in_language writes it into a record's formula for them).
-NUMBER = re.compile(r"(?<![\w\\.])\d+(?:(?:\\,|\{,\}|[.,])\d+)*")
-DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+# The check (number_problems) and the renderer (in_language) find numbers with `numbers`.
+
+# Words and names, whose digits are not numbers: \text{v0.3}, \mathrm{Llama3.1}, \operatorname{...}.
+NAMES = re.compile(r"(?<!\\)\\(?:text|math[a-z]+|operatorname)\s*\{[^{}]*\}")
+# Control words are blanked before numbers are read: `\times10000` holds the number 10000.
+COMMAND = re.compile(r"\\[A-Za-z]+")
+# Digit runs joined by a thin space `\,`, a braced comma `{,}`, a point, or a comma that groups
+# thousands (three digits after it); any other comma separates a list, a tuple or indices
+# ((0,1), M_{1,1}). Digits before a TeX unit are a length (\hspace{0.5em}), not a number.
+NUMBER = re.compile(r"(?<![\w.])\d+(?:(?:\\,|\{,\}|\.|,(?=\d{3}(?!\d)))\d+)*"
+                    r"(?!\d|\s*(?:em|ex|mu|pt|pc|in|cm|mm|bp|dd|cc|sp)\b)")
+SEPARATOR = re.compile(r"\{,\}|[.,]")  # a point or comma between digits (a thin space aside)
+GROUPED = "the digits are grouped in threes with a thin space, \\,, from five digits on"
 
 
-def _outside_text(tex: str, change) -> str:
-    """`change` applied to the parts of `tex` outside its `\\text{...}` words."""
-    out, at = [], 0
-    for match in TEXT.finditer(tex):
-        out += [change(tex[at:match.start()]), match.group()]
-        at = match.end()
-    return "".join(out) + change(tex[at:])
+def numbers(tex: str) -> list[tuple[int, int, str]]:
+    """(start, end, as written) of each number of `tex`, words, names and commands left out."""
+    masked = tex.replace("\\\\", "  ")
+    for pattern in (NAMES, COMMAND):
+        masked = pattern.sub(lambda m: " " * len(m.group()), masked)
+    return [(m.start(), m.end(), m.group()) for m in NUMBER.finditer(masked)]
 
 
 def _grouped(digits: str) -> str:
@@ -127,29 +141,33 @@ def _grouped(digits: str) -> str:
     return "\\,".join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
 
 
-def number_problems(tex: str, decimal: str = ".") -> list[tuple[str, str, str]]:
+def number_problems(tex: str, decimal: str = ".", sign_why: str | None = None) -> list[tuple[str, str, str]]:
     """(number as written, as it should be written, why) for each number of `tex` not written as
-    NUMBER's comment says; `decimal` is the page's decimal sign, `.` or `,`."""
-    found: list[tuple[str, str, str]] = []
+    the comment above says; `decimal` is the page's decimal sign, `.` or `,`, and `sign_why` says
+    why a decimal must be written with it."""
     sign = "." if decimal == "." else "{,}"
-
-    def scan(part: str) -> str:
-        for match in NUMBER.finditer(part):
-            raw = match.group()
-            whole, dot, fraction = raw.partition(sign)
-            groups = re.split(r"\\,|\{,\}|[.,]", whole)
-            marks = re.findall(r"\{,\}|[.,]", whole)  # a point or comma that is not the decimal sign
-            if marks and len(groups) == 2 and not fraction and (len(groups[1]) != 3 or groups[0] == "0"):
-                want = groups[0] + sign + groups[1]
-                why = "the decimal sign of this page is " + ("a point" if decimal == "." else "a comma, written {,}")
-            else:
-                digits = "".join(groups)
-                want = _grouped(digits) + (sign + fraction if dot else "")
-                why = ("four digits take no separator" if len(digits) == 4 else
-                       "the digits are grouped in threes with a thin space, \\,, from five digits on")
-            if want != raw:
-                found.append((raw, want, why))
-        return part
-
-    _outside_text(tex.replace("\\\\", LINE_BREAK), scan)
+    sign_why = sign_why or "the decimal sign of this page is " + ("a point" if sign == "." else "a comma, written {,}")
+    found = []
+    for _, _, raw in numbers(tex):
+        bare = raw.replace("\\,", "")
+        marks = SEPARATOR.findall(bare)
+        parts = SEPARATOR.split(bare)
+        if len(marks) > 1:
+            if len(set(marks)) > 1 or marks[0] == sign or any(len(part) != 3 for part in parts[1:]):
+                continue  # 1.2.3: no number this rule can read
+            want, why = _grouped("".join(parts)), GROUPED  # thousands written with points or commas
+        elif marks and marks[0] == sign:
+            want, why = _grouped(parts[0]) + sign + parts[1], GROUPED
+        elif marks and marks[0] == "," and sign == "." and parts[0] != "0":
+            want, why = _grouped("".join(parts)), GROUPED  # 65,504 on an English page: thousands
+        elif marks and len(parts[1]) == 3 and parts[0] != "0" and marks[0] != "{,}":
+            # 65.504 on a Danish page: a whole number written with a thousands point, or a decimal?
+            want = f"{_grouped(''.join(parts))} (a whole number) or {_grouped(parts[0])}{sign}{parts[1]} (a decimal)"
+            why = "a point or comma between digits is neither a thin space nor this page's decimal sign"
+        elif marks:
+            want, why = _grouped(parts[0]) + sign + parts[1], sign_why
+        else:
+            want, why = _grouped(bare), "four digits take no separator" if len(bare) == 4 else GROUPED
+        if want != raw:
+            found.append((raw, want, why))
     return found

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from termbase.core.markdown import literal
+from termbase.core.escape import link_target, literal
 from termbase.core.project import Project
 
 # The structure every glossary entry follows, in this order (headings are in ui.yml).
@@ -106,10 +106,10 @@ class TermBase:
 
     def citation(self, source_id: str, lang: str) -> str:
         """A source as the pages cite it, in Markdown: "Authors (year). [Title](url)", the
-        authors and title shown exactly as sources.yml writes them (markdown.literal)."""
+        authors and title shown exactly as sources.yml writes them (core/escape.py)."""
         src = self.sources[source_id]
         who = f"{literal(str(src['authors']))} ({src['year']}). " if src.get("authors") else ""
-        return f"{who}[{literal(self.source_title(source_id, lang))}]({src['url']})"
+        return f"{who}[{literal(self.source_title(source_id, lang))}]({link_target(str(src['url']))})"
 
     def number(self, value: int | float, lang: str) -> str:
         """A number written as the language writes it (ui.yml: decimal_separator,

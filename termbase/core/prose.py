@@ -76,21 +76,31 @@ def unquoted(lines: list[str]) -> list[str]:
 # an opening mark at the end of one line's text, the closing one on the next.
 ITALIC_WRAPPED = [re.compile(r"(?<![*\w])\*(?![\s*])[^*\n]*\n[ \t]*[^*\s][^*\n]*?(?<!\s)\*(?![*\w])"),
                   re.compile(r"(?<!\w)_(?![\s_])[^_\n]*\n[ \t]*[^_\s][^_\n]*?(?<!\s)_(?!\w)")]
+# A line that starts a block of its own (a list item, a table row, a heading, a quotation) and
+# one that a block ends with (a heading, a table row): no emphasis runs across them.
+STARTS_BLOCK = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|\||#|>)")
+ENDS_BLOCK = re.compile(r"\s*(?:\||#)")
 
 
 def unitalic(lines: list[str], numbers: list[int]) -> list[str]:
     """The lines of a page (`numbers`: their line numbers) with each italic span that runs from
-    one line into the next blanked; spans within a line are left to `prose(..., italics=False)`.
-    Only lines that follow each other in the file are read together."""
+    one line into the next of its paragraph blanked; spans within a line are left to
+    `prose(..., italics=False)`. Only lines that follow each other in the file, in one paragraph,
+    are read together; a line may itself hold line breaks (a YAML value) and comes back whole."""
     out: list[str] = []
     start = 0
     for end in range(1, len(lines) + 1):
-        if end == len(lines) or numbers[end] != numbers[end - 1] + 1:
-            text = "\n".join(lines[start:end])
-            for pattern in ITALIC_WRAPPED:
-                text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
-            out += text.split("\n")
-            start = end
+        if end < len(lines) and numbers[end] == numbers[end - 1] + 1 and lines[end].strip() \
+                and not STARTS_BLOCK.match(lines[end]) and not ENDS_BLOCK.match(lines[end - 1]):
+            continue
+        text = "\n".join(lines[start:end])
+        for pattern in ITALIC_WRAPPED:  # blanking keeps every offset: the lines are cut out again below
+            text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+        at = 0
+        for line in lines[start:end]:
+            out.append(text[at:at + len(line)])
+            at += len(line) + 1
+        start = end
     return out
 
 

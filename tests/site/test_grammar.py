@@ -4,6 +4,7 @@ show a marker as typed fails the check on that line. The oracle is Python-Markdo
 superfences, the renderer the site uses, not the grammar itself."""
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from termbase.core import markdown
+from termbase.core import escape, markdown
 from termbase.core.check import Report
 from termbase.core.check.pages import PageText, _check_page
 from termbase.core.model import TermBase
@@ -233,16 +234,36 @@ class _LinkText(HTMLParser):
 @example("<b>tag</b> &amp; &#65; [a link](https://example.org) { .attr } ![image](x.png)")
 def test_a_source_title_renders_exactly_as_written(title):
     """Titles come from sources.yml as plain text; the pages cite them in Markdown
-    (TermBase.citation), so markdown.literal must make the site's Markdown show them as written."""
-    html = python_markdown.markdown(f"- [{markdown.literal(title)}](https://example.org/)",
+    (TermBase.citation), so escape.literal must make the site's Markdown show them as written."""
+    html = python_markdown.markdown(f"- [{escape.literal(title)}](https://example.org/)",
                                     extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
     parser = _LinkText()
     parser.feed(html)
-    assert parser.text == title, (title, markdown.literal(title), html)
+    assert parser.text == title, (title, escape.literal(title), html)
 
 
 def test_what_literal_escapes_the_sites_markdown_can_escape():
     """A backslash before a character that Markdown cannot escape would show on the page."""
     md = python_markdown.Markdown(extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
-    escaped = set(markdown._INLINE_SYNTAX.pattern[2:-2].replace("\\\\", "")) | {"\\"}
+    escaped = set(escape.INLINE_SYNTAX) | set("#.)-+>")  # and what literal escapes at a block's start
     assert escaped <= set(md.ESCAPED_CHARS), escaped - set(md.ESCAPED_CHARS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab 1#.)-+>*_[]:", min_size=1, max_size=12).map(lambda t: " ".join(t.split())).filter(bool))
+@example("1. Team OLMo")
+@example("# Lab")
+@example("> quoted")
+def test_authors_at_the_start_of_a_list_item_render_as_written(authors):
+    """A citation opens a list item on an entry's page (`- Authors (year). [Title](url)`)."""
+    html = python_markdown.markdown(f"- {escape.literal(authors)} (2024). [t](https://example.org/)",
+                                    extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
+    item = re.search(r"<li>(.*?) \(2024\)\. <a ", html, re.S)
+    assert item and "<" not in item[1] and unescape(item[1]) == authors, (authors, html)
+
+
+def test_a_url_with_a_parenthesis_a_space_or_a_quote_stays_one_link():
+    url = 'https://example.org/a_(b) "c"'
+    html = python_markdown.markdown(f"- [t]({escape.link_target(url)})", extensions=EXTENSIONS,
+                                    extension_configs=EXTENSION_CONFIGS)
+    assert '<a href="https://example.org/a_%28b%29%20%22c%22">t</a></li>' in html, html

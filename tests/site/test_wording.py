@@ -101,7 +101,16 @@ def test_an_italic_span_wrapped_onto_the_next_line_is_italic_to_the_checks():
     [(3, "una *lista"), (5, "de dos* líneas")],  # not next to each other: a fence or a blank line between
     [(3, "**negrita partida"), (4, "en dos líneas**")],  # bold is prose
     [(3, "* un punto de lista"), (4, "y otro* aquí")],  # a bullet opens no italic
+    [(3, "- usa *natively"), (4, "- trainable* aquí")],  # two list items
+    [(3, "| a *natively |"), (4, "| trainable* | b |")],  # two table rows
+    [(3, "## Título *natively"), (4, "trainable* aquí")],  # a heading, then a paragraph
 ])
 def test_what_is_not_one_italic_span_stays_prose(numbered):
     plain = _plain(*numbered)
     assert [p.strip() for p in plain] == [t.strip() for _, t in numbered]
+
+
+def test_a_value_with_line_breaks_comes_back_whole():
+    """A YAML value is one line to the checks even when it holds line breaks."""
+    plain = _plain((5, "Primera línea.\nSegunda línea con una *palabra*."))
+    assert plain[0].startswith("Primera línea.\nSegunda línea con una") and "palabra" not in plain[0]

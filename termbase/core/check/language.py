@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from termbase.core import markdown, mathml, notebook_source, prose, spelling
+from termbase.core import markdown, notebook_source, prose, spelling
 from termbase.core.check import wording, yamlfile
-from termbase.core.check.records import PLACEHOLDER, formula_numbers
+from termbase.core.check.formulas import check_formula
+from termbase.core.check.records import PLACEHOLDER
 from termbase.core.model import TermBase
 
 WORD = re.compile(r"[\w-]+")
@@ -189,12 +190,9 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
 
 def _formulas(item: Line, decimal: str, report) -> None:
     """The inline formulas of text outside the pages (check/pages.py reads the pages' own): they
-    render, and their numbers are written as core/mathml.py NUMBER says."""
+    render, and their numbers are written as the site writes numbers (check/formulas.py)."""
     for tex in prose.inline_formulas(item.source):
-        reason = mathml.problem(tex.strip())
-        if reason:
-            report.add(item.path, item.line, f"formula does not parse: {reason}", "fix the LaTeX")
-        formula_numbers(report, item.path, item.line, "a formula", tex, decimal)
+        check_formula(report, item.path, item.line, "a formula", tex, decimal)
 
 
 def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report) -> None:

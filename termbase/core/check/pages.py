@@ -12,9 +12,10 @@ from pathlib import Path
 
 import yaml
 
-from termbase.core import markdown, mathml, prose, sections
+from termbase.core import markdown, prose, sections
 from termbase.core.check import Problem, filecache
-from termbase.core.check.records import PLACEHOLDER, formula_numbers
+from termbase.core.check.formulas import check_formula
+from termbase.core.check.records import PLACEHOLDER
 from termbase.core.model import ENTRY_MARKERS, PAGE_MARKERS, SECTION_KEYS, TermBase, page_lang
 
 
@@ -200,10 +201,7 @@ def _prose_line(base: TermBase, page: PageText, number: int, line: str, blanked:
 
 
 def _formula(base: TermBase, page: PageText, line: int, tex: str, report) -> None:
-    reason = mathml.problem(tex.strip())
-    if reason:
-        report.add(page.path, line, f"formula does not parse: {reason}", "fix the LaTeX")
-    formula_numbers(report, page.path, line, "a formula", tex, str(base.t("decimal_separator", page.lang)))
+    check_formula(report, page.path, line, "a formula", tex, str(base.t("decimal_separator", page.lang)))
 
 
 def _markers(page: PageText, number: int, line: str, blanked: str, is_entry: bool, report) -> None:

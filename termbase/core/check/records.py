@@ -8,6 +8,7 @@ import re
 from termbase.core import mathml, terminology
 from termbase.core.markdown import SLUG
 from termbase.core.check import yamlfile
+from termbase.core.check.formulas import RECORD_SIGN, check_formula
 from termbase.core.model import TermBase
 from termbase.core.project import mkdocs_config, nav_labels
 
@@ -164,12 +165,8 @@ def check_records(base: TermBase, report) -> dict:
             if not isinstance(tex, str):
                 report.add(path, at("formula", index - 1), f"formula {index} is not text", "write the LaTeX as a string")
             elif not PLACEHOLDER.search(tex):
-                reason = mathml.problem(tex.strip())
-                if reason:
-                    report.add(path, at("formula", index - 1), f"formula {index} does not parse: {reason}", "fix the LaTeX")
+                check_formula(report, path, at("formula", index - 1), f"formula {index}", tex, ".", RECORD_SIGN)
                 formula_words.check(report, path, at("formula", index - 1), index, tex.strip())
-                # one string for every language: English's decimal point, each page writes its own sign
-                formula_numbers(report, path, at("formula", index - 1), f"formula {index}", tex, ".")
         for name in term.get("notebooks") or []:
             if not (base.project.docs / "notebooks" / f"{name}.py").is_file():
                 report.add(path, at("notebooks"), f"notebook docs/notebooks/{name}.py does not exist",
@@ -205,13 +202,6 @@ def check_records(base: TermBase, report) -> dict:
     return {slug: record for slug, (_, record, _) in records.items()}
 
 
-def formula_numbers(report, path, line: int, where: str, tex: str, decimal: str) -> None:
-    """The numbers of a formula as core/mathml.py NUMBER says: thin-space groups from five
-    digits, four digits alone, the page's decimal sign."""
-    for raw, want, why in mathml.number_problems(tex, decimal):
-        report.add(path, line, f"{where} writes the number {raw}: {why}", f"write {want}")
-
-
 class _FormulaWords:
     """A record's formula is shown in every language: each `\\text{...}` in it is either a word
     with its translations (ui.yml `formula_text`) or a label kept in every language
@@ -224,6 +214,7 @@ class _FormulaWords:
         self.table = table if isinstance(table, dict) else {}
         self.labels = labels if isinstance(labels, list) else []
         self.words = {lang: base.formula_words(lang) for lang in base.project.other_languages}
+        self.decimal = {lang: str(base.t("decimal_separator", lang)) for lang in self.words}
         self.used: set[str] = set()
 
     def check(self, report, path, line, index, tex) -> None:
@@ -241,7 +232,7 @@ class _FormulaWords:
         if mathml.problem(tex):
             return  # reported as such
         for lang, words in self.words.items():
-            reason = mathml.problem(mathml.in_language(tex, words))
+            reason = mathml.problem(mathml.in_language(tex, words, self.decimal[lang]))
             if reason:
                 report.add(path, line, f"formula {index} does not parse with the {lang} words of `formula_text`: "
                            f"{reason}", "fix those words in termbase/data/ui.yml (no braces, no backslashes)")
