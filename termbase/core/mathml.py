@@ -99,8 +99,9 @@ def in_language(tex: str, words: dict[str, str], decimal: str = ".") -> str:
         sign = "{" + decimal + "}"  # braced: a bare comma is punctuation to LaTeX, with a space after it
         out, at = [], 0
         for start, end, raw in numbers(masked.replace(LINE_BREAK, "\\\\")):
-            out += [masked[at:start], raw.replace(".", sign)]
-            at = end
+            if raw.count(".") == 1:  # a decimal point (1.2.3 is no number: number_problems)
+                out += [masked[at:start], raw.replace(".", sign)]
+                at = end
         masked = "".join(out) + masked[at:]
     return masked.replace(LINE_BREAK, "\\\\")
 

@@ -58,6 +58,7 @@ def test_a_records_decimal_point_becomes_the_pages_decimal_sign_where_the_check_
     shown = mathml.in_language(tex, {}, ",")
     assert shown == r"t = 0{,}1 \ln s + 1 \quad \text{v0.3} \hspace{0.5em} \mathrm{v1.5} \times2{,}5"
     assert mathml.in_language(tex, {}, ".") == tex
+    assert mathml.in_language(r"1.2.3 + 0.5", {}, ",") == r"1.2.3 + 0{,}5"
     assert mathml.problem(shown) is None and mathml.number_problems(shown, ",") == []
 
 
