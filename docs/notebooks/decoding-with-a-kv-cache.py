@@ -116,8 +116,10 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # Each step passes only the newest token. The layer projects it to one query, one key and one
 # value, appends the key and the value to the cache, and attends over everything cached: the
 # cache grows by one position per step, and the new token sees all of them, so a single query
-# needs no causal mask. At the end, the steps together must give exactly what one causal pass over
-# all 8 tokens gives.
+# needs no causal mask, and must not get `is_causal=True`: SDPA aligns that mask to the upper left,
+# so the one query would see only the first position. {{ claim:sdpa-is-causal-upper-left }} At the
+# end, the steps together must give what one causal pass over all 8 tokens gives, up to float32
+# rounding.
 
 # %% [markdown] lang="es"
 # ## Decodificación, un token por paso
@@ -125,8 +127,10 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # En cada paso se pasa solo el token más reciente. La capa lo proyecta a una consulta, una clave y
 # un valor, añade la clave y el valor a la caché y atiende a todo lo guardado. La caché crece una
 # posición por paso y el token nuevo ve todas las posiciones, de modo que una única consulta no
-# necesita máscara causal. Al final, los pasos juntos deben dar exactamente lo mismo que una sola
-# pasada causal sobre los ocho tokens.
+# necesita máscara causal, y no debe recibir `is_causal=True`: SDPA alinea esa máscara con la
+# esquina superior izquierda, y la única consulta solo vería entonces la primera posición.
+# {{ claim:sdpa-is-causal-upper-left }} Al final, los pasos juntos deben dar lo mismo que una sola
+# pasada causal sobre los ocho tokens, salvo el redondeo de float32.
 
 # %% [markdown] lang="da"
 # ## Afkodning, ét token pr. trin
@@ -134,8 +138,10 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # Hvert trin får kun det nyeste token. Laget projicerer det til én forespørgsel, én nøgle og én
 # værdi, føjer nøglen og værdien til cachen og beregner attention over alt det gemte: cachen vokser
 # med én position pr. trin, og det nye token ser dem alle, så en enkelt forespørgsel har ikke brug
-# for nogen kausal maske. Til sidst skal trinnene tilsammen give nøjagtig det samme som ét kausalt
-# gennemløb over alle 8 tokens.
+# for nogen kausal maske. Man må heller ikke angive `is_causal=True`: SDPA justerer den maske mod
+# det øverste venstre hjørne, så den ene forespørgsel kun ville se den første position.
+# {{ claim:sdpa-is-causal-upper-left }} Til sidst skal trinnene tilsammen give det samme som ét
+# kausalt gennemløb over alle 8 tokens, bortset fra afrundingsforskelle i float32.
 
 # %%
 with torch.no_grad():
@@ -205,8 +211,9 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # thread, and keeps the fastest of a few runs. The numbers depend on the machine and change from
 # run to run, so the notebook prints none of them; the plot shows their shape. The recomputed step
 # grows with the context, since every token is projected again and every query attends to every
-# earlier key, while the cached step stays almost flat: its projections touch one token, and only
-# the attention itself reads the longer cache.
+# earlier key, while the cached step stays almost flat: its projections touch one token. Only the
+# attention reads the longer cache, and so does this simple cache's `torch.cat`, which copies it on
+# every append. {{ claim:tensor-cat-copies }}
 
 # %% [markdown] lang="es"
 # ## Con caché o recalculando: el coste de un paso
@@ -219,7 +226,8 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # gráfica muestra su forma. El paso recalculado crece con el contexto, porque se vuelve a proyectar
 # cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
 # se mantiene casi plano: sus proyecciones procesan un solo token, y solo la atención propiamente
-# dicha lee la caché, cada vez más larga.
+# dicha y el `torch.cat` de esta caché sencilla, que la copia cada vez que le añade una posición,
+# leen la caché, cada vez más larga. {{ claim:tensor-cat-copies }}
 
 # %% [markdown] lang="da"
 # ## Med cache eller forfra: prisen for et trin
@@ -230,8 +238,10 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # og beholder den hurtigste af nogle få kørsler. Tallene afhænger af maskinen og skifter fra kørsel
 # til kørsel, så notebooken udskriver ingen af dem; grafen viser deres form. Trinnet, der beregnes
 # forfra, vokser med konteksten, fordi hvert token projiceres igen, og hver forespørgsel beregner
-# attention over alle tidligere nøgler, mens trinnet med cache næsten ikke ændrer sig: dets
-# projektioner rører ét token, og kun selve attention læser den voksende cache.
+# attention over alle tidligere nøgler, mens trinnet med cache næsten ikke ændrer sig. Dets
+# projektioner rører ét token, og det eneste, der læser den voksende cache, er selve attention og
+# `torch.cat`, som i denne enkle cache kopierer alle gemte positioner ved hver tilføjelse.
+# {{ claim:tensor-cat-copies }}
 
 # %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens trinnet med cache (L = 1, S = t) holder sig næsten fladt og ligger langt under den anden kurve ved lange kontekster."}
 import time
@@ -288,9 +298,10 @@ plt.show()
 # ## A sliding window: the rolling buffer
 #
 # With sliding-window attention each query sees only the last $W$ positions, its own included,
-# so a decoder never needs a key older than that: the cache can be a buffer of $W$ slots in which
-# position $t$ overwrites position $t - W$. The next cells decode the same 8 tokens one at a time
-# with a window of $W = 3$, using the same layer's projections, and print which positions the
+# so a decoder that adds one token per step never needs a key older than that: the cache can be a
+# buffer of $W$ slots in which position $t$ overwrites position $t - W$. (A chunk of $C$ tokens in
+# one step needs $W - 1 + C$ keys during that step, more than the buffer holds.) The next cells
+# decode the same 8 tokens one at a time with a window of $W = 3$, using the same layer's projections, and print which positions the
 # slots hold after each step (counted from 1). Once the buffer has wrapped, the slots are out of
 # position order, which attention does not mind. The decoded outputs must equal windowed attention
 # over all 8 tokens at once.
@@ -299,11 +310,12 @@ plt.show()
 # ## Con ventana deslizante: el búfer circular
 #
 # Con la atención de ventana deslizante, cada consulta solo ve las últimas $W$ posiciones, incluida
-# la suya. Como un decodificador nunca necesita una clave más antigua, la caché puede ser un
-# búfer de $W$ huecos en el que la posición $t$ sobrescribe la posición $t - W$. Las celdas
-# siguientes decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$, con las
-# proyecciones de la misma capa, e imprimen qué posiciones guardan los huecos tras cada paso
-# (contando desde 1). Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las
+# la suya. Como un decodificador que añade un token por paso nunca necesita una clave más antigua,
+# la caché puede ser un búfer de $W$ huecos en el que la posición $t$ sobrescribe la posición
+# $t - W$. (Un trozo de $C$ tokens procesado en un solo paso necesita $W - 1 + C$ claves durante
+# ese paso, más de las que caben en el búfer). Las celdas siguientes decodifican los mismos ocho tokens uno a uno con una ventana
+# de $W = 3$, con las proyecciones de la misma capa, e imprimen qué posiciones guardan los huecos
+# tras cada paso (contando desde 1). Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las
 # posiciones, algo que a la atención no le importa. Las salidas decodificadas deben coincidir con la
 # atención de ventana sobre los ocho tokens a la vez.
 
@@ -311,12 +323,15 @@ plt.show()
 # ## Med et glidende vindue: ringbufferen
 #
 # Med sliding-window attention ser hver forespørgsel kun de sidste $W$ positioner, sin egen
-# medregnet, så en decoder har aldrig brug for en ældre nøgle: cachen kan være en buffer med $W$
-# pladser, hvor position $t$ overskriver position $t - W$. De næste celler afkoder de samme 8
-# tokens ét ad gangen med et vindue på $W = 3$ og det samme lags projektioner, og de udskriver,
-# hvilke positioner pladserne rummer efter hvert trin (talt fra 1). Når bufferen er gået rundt,
-# ligger pladserne ikke længere i positionsrækkefølge, og det gør ingen forskel for attention. De
-# afkodede output skal være lig med vinduesbegrænset attention over alle 8 tokens på én gang.
+# medregnet, så en decoder, der tilføjer ét token pr. trin, har aldrig brug for en ældre nøgle:
+# cachen kan være en buffer med $W$ pladser, hvor position $t$ overskriver position $t - W$. (En
+# bid på $C$ tokens, der behandles i ét trin, har brug for $W - 1 + C$ nøgler i løbet af det trin,
+# flere, end bufferen kan rumme.)
+# De næste celler afkoder de samme 8 tokens ét ad gangen med et vindue på $W = 3$ og det samme lags
+# projektioner, og de udskriver, hvilke positioner pladserne rummer efter hvert trin (talt fra 1).
+# Når bufferen er gået rundt, ligger pladserne ikke længere i positionsrækkefølge, og det gør ingen
+# forskel for attention. De afkodede output skal være lig med vinduesbegrænset attention over alle
+# 8 tokens på én gang.
 
 # %%
 # --8<-- "snippets/sliding_window_attention.py:code"

@@ -78,6 +78,19 @@ def test_finfo_min_mask_in_half_precision():
         assert torch.allclose(weights.float().sum(-1), torch.ones(3), atol=1e-2)
 
 
+@claim("half-finfo-min-added-overflows")
+def test_finfo_min_added_to_a_score_overflows_in_float16():
+    """finfo.min is safe to fill with, not to add: plus a negative score, or plus a second such
+    mask (a causal mask and a padding mask summed), it leaves float16's range and becomes -inf."""
+    low = torch.finfo(torch.float16).min
+    scores = torch.tensor([-20.0, -1.0, 3.0], dtype=torch.float16)
+    added = scores + low
+    assert added[0].isneginf() and added[2].isfinite()
+    assert (torch.tensor(low, dtype=torch.float16) + low).isneginf()
+    filled = scores.masked_fill(torch.tensor([True, True, False]), low)
+    assert filled.isfinite().all() and (filled[:2] == low).all()
+
+
 @claim("rms-norm-half-upcasts")
 def test_rms_norm_in_float16_computes_in_float32():
     """On the CPU, nn.RMSNorm (and F.rms_norm) on float16 input computes in float32 and

@@ -63,6 +63,38 @@ def test_packed_in_proj_and_separate_weights():
     assert separate.in_proj_bias.shape == (3 * E,)
 
 
+@claim("mha-packed-in-proj-one-product")
+def test_packed_in_proj_is_one_product_for_self_attention_only():
+    """With the packed in_proj_weight, self-attention (one tensor as query, key and value)
+    projects with one matrix product; cross-attention splits the weight: two products when key
+    and value are one tensor, three when all three differ. Counted at the aten level, with
+    need_weights=True so that the products are all projections (no SDPA kernel)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Products(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.count += str(func).split(".")[1] in {"addmm", "mm"}  # a Linear's product (attention: bmm)
+            return func(*args, **(kwargs or {}))
+
+    mha = make()  # (L, N, E): the function's own layout, so the tensors passed are the caller's
+    x, memory, other = tokens(4, 2, E), tokens(5, 2, E), tokens(5, 2, E)
+
+    def products(q, k, v):
+        with torch.no_grad(), Products() as mode:
+            F.multi_head_attention_forward(
+                q, k, v, E, H, mha.in_proj_weight, mha.in_proj_bias, None, None, False, 0.0,
+                mha.out_proj.weight, mha.out_proj.bias, training=False, need_weights=True)
+        return mode.count - 1  # the output projection is one more
+
+    assert products(x, x, x) == 1
+    assert products(x, memory, memory) == 2
+    assert products(x, memory, other) == 3
+
+
 @claim("mha-key-padding-true-ignores")
 def test_key_padding_mask_true_ignores():
     mha = make(batch_first=True)
