@@ -127,10 +127,10 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # En cada paso se pasa solo el token más reciente. La capa lo proyecta a una consulta, una clave y
 # un valor, añade la clave y el valor a la caché y atiende a todo lo guardado. La caché crece una
 # posición por paso y el token nuevo ve todas las posiciones, de modo que una única consulta no
-# necesita máscara causal, y no debe recibir `is_causal=True`: SDPA alinea esa máscara con la
-# esquina superior izquierda, y la única consulta solo vería entonces la primera posición.
+# necesita máscara causal. Tampoco debe pasarse `is_causal=True`: SDPA alinea esa máscara con la
+# esquina superior izquierda, y esa única consulta solo vería la primera posición.
 # {{ claim:sdpa-is-causal-upper-left }} Al final, los pasos juntos deben dar lo mismo que una sola
-# pasada causal sobre los ocho tokens, salvo el redondeo de float32.
+# pasada causal sobre los ocho tokens, salvo por el redondeo en float32.
 
 # %% [markdown] lang="da"
 # ## Afkodning, ét token pr. trin
@@ -138,8 +138,8 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # Hvert trin får kun det nyeste token. Laget projicerer det til én forespørgsel, én nøgle og én
 # værdi, føjer nøglen og værdien til cachen og beregner attention over alt det gemte: cachen vokser
 # med én position pr. trin, og det nye token ser dem alle, så en enkelt forespørgsel har ikke brug
-# for nogen kausal maske. Man må heller ikke angive `is_causal=True`: SDPA justerer den maske mod
-# det øverste venstre hjørne, så den ene forespørgsel kun ville se den første position.
+# for nogen kausal maske. `is_causal=True` må man ikke angive: SDPA justerer masken mod øverste
+# venstre hjørne, så forespørgslen kun ville se den første position.
 # {{ claim:sdpa-is-causal-upper-left }} Til sidst skal trinnene tilsammen give det samme som ét
 # kausalt gennemløb over alle 8 tokens, bortset fra afrundingsforskelle i float32.
 
@@ -225,9 +225,9 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # de la máquina y cambian de una ejecución a otra, por lo que el cuaderno no imprime ninguna; la
 # gráfica muestra su forma. El paso recalculado crece con el contexto, porque se vuelve a proyectar
 # cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
-# se mantiene casi plano: sus proyecciones procesan un solo token, y solo la atención propiamente
-# dicha y el `torch.cat` de esta caché sencilla, que la copia cada vez que le añade una posición,
-# leen la caché, cada vez más larga. {{ claim:tensor-cat-copies }}
+# se mantiene casi plano: sus proyecciones procesan un solo token. La caché, cada vez más larga,
+# solo la leen la atención propiamente dicha y la función `torch.cat` de esta caché sencilla, que la
+# copia entera cada vez que se le añade una posición. {{ claim:tensor-cat-copies }}
 
 # %% [markdown] lang="da"
 # ## Med cache eller forfra: prisen for et trin
@@ -239,8 +239,9 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # til kørsel, så notebooken udskriver ingen af dem; grafen viser deres form. Trinnet, der beregnes
 # forfra, vokser med konteksten, fordi hvert token projiceres igen, og hver forespørgsel beregner
 # attention over alle tidligere nøgler, mens trinnet med cache næsten ikke ændrer sig. Dets
-# projektioner rører ét token, og det eneste, der læser den voksende cache, er selve attention og
-# `torch.cat`, som i denne enkle cache kopierer alle gemte positioner ved hver tilføjelse.
+# projektioner behandler kun ét token, og kun selve attention-beregningen og `torch.cat` læser den
+# voksende cache; i denne enkle cache kopierer `torch.cat` alle gemte positioner ved hver
+# tilføjelse.
 # {{ claim:tensor-cat-copies }}
 
 # %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens trinnet med cache (L = 1, S = t) holder sig næsten fladt og ligger langt under den anden kurve ved lange kontekster."}
@@ -325,7 +326,7 @@ plt.show()
 # Med sliding-window attention ser hver forespørgsel kun de sidste $W$ positioner, sin egen
 # medregnet, så en decoder, der tilføjer ét token pr. trin, har aldrig brug for en ældre nøgle:
 # cachen kan være en buffer med $W$ pladser, hvor position $t$ overskriver position $t - W$. (En
-# bid på $C$ tokens, der behandles i ét trin, har brug for $W - 1 + C$ nøgler i løbet af det trin,
+# bid på $C$ tokens, der behandles i ét trin, har i det trin brug for $W - 1 + C$ nøgler, og det er
 # flere, end bufferen kan rumme.)
 # De næste celler afkoder de samme 8 tokens ét ad gangen med et vindue på $W = 3$ og det samme lags
 # projektioner, og de udskriver, hvilke positioner pladserne rummer efter hvert trin (talt fra 1).
