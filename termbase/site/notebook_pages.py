@@ -32,12 +32,14 @@ def pages_dir(base: TermBase) -> Path:
     return base.project.cache_dir / "notebook-pages"
 
 
-def configure(config, base: TermBase, lang: str) -> None:
-    """Each language build keeps its own mkdocs-jupyter cache: that plugin evicts every cached
-    page its current build did not use, so one shared directory would be emptied each run."""
+def configure(config, base: TermBase, lang: str, command: str) -> None:
+    """Each language build keeps its own mkdocs-jupyter cache, and so do `mkdocs serve` and
+    `mkdocs build` (`command`): that plugin evicts every cached page its current build did not
+    use, and reads a page it found a moment before, so a serve and a build running at once in one
+    directory emptied it under each other ("No such file or directory", seen in CI)."""
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is not None:
-        plugin.config["cache_dir"] = str(base.project.cache_dir / "mkdocs-jupyter" / lang)
+        plugin.config["cache_dir"] = str(base.project.cache_dir / "mkdocs-jupyter" / command / lang)
         plugin.config["execute"] = False  # executed by termbase, once, a failing cell failing the build
         plugin.config["allow_errors"] = False
 
@@ -102,9 +104,12 @@ def language_notebooks(base: TermBase, source: Source, result: Run, lang: str, c
 
 
 def _write_if_changed(path: Path, text: str) -> None:
+    """In one step (publish.write): a serve and a build running at once both write the page
+    notebooks, and mkdocs-jupyter must never read one half written."""
+    from termbase.site import publish
+
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        publish.write(path, text.encode("utf-8"))
 
 
 def add_files(files: Files, config, base: TermBase, lang: str, runs, claim_mark) -> Files:

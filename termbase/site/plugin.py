@@ -144,7 +144,7 @@ class TermbasePlugin(BasePlugin[TermbaseConfig]):
             config.strict = False
             problems.never_abort()
         languages.configure(config, base, lang)
-        notebook_pages.configure(config, base, lang)
+        notebook_pages.configure(config, base, lang, "serve" if self.serving else "build")
         if self.language is None:
             language_process.name_the_files(lang, config.docs_dir)
         return config

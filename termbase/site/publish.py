@@ -21,7 +21,7 @@ from pathlib import Path
 def write(target: Path, content: bytes) -> None:
     """Replace `target` with `content` in one step (a reader sees the old file or the new one)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.termbase-new")
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.termbase-new")  # one per writing process
     temporary.write_bytes(content)
     os.replace(temporary, target)
 

@@ -211,3 +211,37 @@ def test_the_committed_colab_notebooks_are_what_their_sources_give(tmp_path):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code"), "opened in Colab, it runs fresh"
         assert "--8<--" not in path.read_text(encoding="utf-8"), "snippet sections are embedded"
+
+
+def test_serve_and_build_keep_their_own_mkdocs_jupyter_cache():
+    """mkdocs-jupyter evicts every cached page its current build did not use: a serve and a
+    build at once in one directory emptied it under each other (a build failed in CI with "No
+    such file or directory"). Each command and language has a directory of its own."""
+    from types import SimpleNamespace
+
+    from termbase.core.model import TermBase
+    from termbase.site import notebook_pages
+
+    base = TermBase(PROJECT)
+    dirs = set()
+    for command in ("serve", "build"):
+        for lang in ("en", "es"):
+            jupyter = SimpleNamespace(config={})
+            notebook_pages.configure(SimpleNamespace(plugins={"mkdocs-jupyter": jupyter}), base, lang, command)
+            dirs.add(jupyter.config["cache_dir"])
+            assert jupyter.config["execute"] is False
+    assert len(dirs) == 4
+
+
+def test_a_file_written_in_one_step_uses_a_temporary_of_its_own_process(tmp_path, monkeypatch):
+    """Two processes writing one page notebook at once must not share the temporary file."""
+    import os
+
+    from termbase.site import publish
+
+    written = []
+    real = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (written.append(str(src)), real(src, dst)))
+    publish.write(tmp_path / "page.ipynb", b"{}")
+    assert (tmp_path / "page.ipynb").read_bytes() == b"{}"
+    assert written and str(os.getpid()) in written[0]

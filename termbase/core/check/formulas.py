@@ -1,6 +1,6 @@
 """One formula, checked the same way wherever it is written (a page, a record, a data file, a
-notebook): it renders (core/mathml.py), and its numbers are written as mathml.NUMBER's comment
-says."""
+notebook): it renders (core/mathml.py), and its numbers follow the rule of mathml's numbers
+section (thin-space groups from five digits, four digits alone, the page's decimal sign)."""
 
 from __future__ import annotations
 
