@@ -98,7 +98,7 @@ def in_language(tex: str, words: dict[str, str], decimal: str = ".") -> str:
     if decimal != ".":  # the numbers as the check reads them: not \text{v0.3}, not \hspace{0.5em}
         sign = "{" + decimal + "}"  # braced: a bare comma is punctuation to LaTeX, with a space after it
         out, at = [], 0
-        for start, end, raw in numbers(masked.replace(LINE_BREAK, "\\\\")):
+        for start, end, raw in numbers(masked):  # a LINE_BREAK holds no digit
             if raw.count(".") == 1:  # a decimal point (1.2.3 is no number: number_problems)
                 out += [masked[at:start], raw.replace(".", sign)]
                 at = end

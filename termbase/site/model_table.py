@@ -56,8 +56,6 @@ def _layers(words: dict, lang: str, part: str) -> str:
     return f"{count} " + words[f"layers_{kind}_{'one' if count == '1' else 'many'}"][lang]
 
 
-
-
 def model_table(base: TermBase, lang: str, src_uri: str) -> str:
     """The table, one row per model, each cell footnoted with its source (and, where a value
     needs one, a note in the footnote); then the entries each model's row touches."""

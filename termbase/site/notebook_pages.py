@@ -24,6 +24,7 @@ from termbase.core import notebook_source
 from termbase.core import markdown
 from termbase.core.notebook_source import Source
 from termbase.run.notebooks import Run
+from termbase.site import publish
 
 
 def pages_dir(base: TermBase) -> Path:
@@ -106,8 +107,6 @@ def language_notebooks(base: TermBase, source: Source, result: Run, lang: str, c
 def _write_if_changed(path: Path, text: str) -> None:
     """In one step (publish.write): a serve and a build running at once both write the page
     notebooks, and mkdocs-jupyter must never read one half written."""
-    from termbase.site import publish
-
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         publish.write(path, text.encode("utf-8"))
 
