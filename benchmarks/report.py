@@ -237,6 +237,8 @@ def targets(r: dict) -> list[dict]:
     tests = _get(r, "tests", "summary") or {}
     for name, budget, label in (("without_browser", 60, "test command without the browser tests"),
                                 ("whole", 180, "whole test command"),
+                                ("whole_fresh_crawl", 180, "whole test command, every page visited again "
+                                                          "(`TERMBASE_FRESH_CRAWL=1`, as on a fresh clone)"),
                                 ("fast_tier", 60, "fast tier before a commit (`-m \"not slow and not browser\"`)")):
         t = _get(tests, name, "median_s")
         t = None if t is None or t != t else t
@@ -519,7 +521,10 @@ def markdown(r: dict) -> str:
                 "pytest's own durations in the whole session (a session fixture such as the site build counts "
                 "in the first test that needs it), or their own sessions with `--separate-parts`. Rounds "
                 "interleave the sessions; the first round finds the "
-                "repository's cache of executed blocks and notebooks as it was, the later rounds a warm machine.", ""]
+                "repository's cache of executed blocks and notebooks as it was, the later rounds a warm machine. "
+                "`whole` reads the browser's records of the pages that have not changed since the last passing "
+                "run of the whole command (tests/browser/crawl.py); `whole_fresh_crawl` visits every page, as "
+                "on a fresh clone (CI).", ""]
         rows = []
         for name, s in (tests.get("summary") or {}).items():
             rows.append([name, _s(s["median_s"]), _s(s["cpu_median_s"]), _s(s["first_s"]), ", ".join(map(str, s["runs_s"])),

@@ -334,18 +334,18 @@ def bench_tests(args, tmp: Path, results: dict) -> None:
     out = {"sessions": {}}
     results["tests"] = out
     order = [(name, paths) for name, paths in suite.sessions(args.separate_parts).items() if paths is not None
-             and not (args.no_browser_tests and name in ("whole", "browser"))]
+             and not (args.no_browser_tests and name in ("whole", "whole_fresh_crawl", "browser"))]
     for r in range(args.test_repeats):
         last = r == args.test_repeats - 1
         for name, paths in order:  # interleaved; the parts (a breakdown) in the last round only
-            if name in ("whole", "without_browser", "fast_tier") or last:
+            if name in suite.WARM or last:
                 log(f"tests: {name} {r + 1}/{args.test_repeats}")
-                out["sessions"].setdefault(name, []).append(suite.time_session(paths))
+                out["sessions"].setdefault(name, []).append(suite.time_session(paths, suite.SESSION_ENV.get(name)))
     out["summary"] = {}
     for name, runs in out["sessions"].items():
-        # The first round finds the block cache as the repository has it; later rounds find
-        # every block the first one ran (a warm machine). Both are reported.
-        warm = runs[1:] or runs if name in ("whole", "without_browser", "fast_tier") else runs
+        # The first round finds the block cache (and the browser's kept records) as the
+        # repository has them; later rounds find what the first one left (a warm machine).
+        warm = runs[1:] or runs if name in suite.WARM else runs
         out["summary"][name] = {"median_s": median(r["wall_s"] for r in warm), "cpu_median_s": median(r["cpu_s"] for r in warm),
                                 "first_s": runs[0]["wall_s"], "runs_s": [round(r["wall_s"], 2) for r in runs],
                                 "failed": any(r["returncode"] not in (0, 5) for r in runs), "last": runs[-1]}

@@ -34,10 +34,17 @@ FAST_TIER = ["-m", "not slow and not browser"]  # what a contributor runs before
 QUICK_CHECK_ENTRY = "causal-mask"  # one snippet, three pages: a typical new entry
 
 
+# The whole command as a fresh clone runs it in the browser: every page visited, none of the
+# records kept from an earlier passing run read again (tests/browser/crawl.py).
+SESSION_ENV = {"whole_fresh_crawl": {"TERMBASE_FRESH_CRAWL": "1"}}
+WARM = ("whole", "whole_fresh_crawl", "without_browser", "fast_tier")  # timed every round, the first left out
+
+
 def sessions(separate_parts: bool = False) -> dict[str, list[str] | None]:
-    """What is timed: the whole command, the command without the browser tests, the fast tier,
-    and (when asked) the parts, each as its own session."""
-    out = {"whole": [], "without_browser": ["--ignore=tests/browser"], "fast_tier": FAST_TIER}
+    """What is timed: the whole command (reading the browser's kept records, and visiting every
+    page), the command without the browser tests, the fast tier, and (when asked) the parts,
+    each as its own session."""
+    out = {"whole": [], "whole_fresh_crawl": [], "without_browser": ["--ignore=tests/browser"], "fast_tier": FAST_TIER}
     if separate_parts:
         out.update(parts())
     return out

@@ -4,6 +4,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -158,3 +160,35 @@ def block_runner(request):
         runner.submit(program)
     yield runner
     runner.close()
+
+
+def whole_command(config) -> bool:
+    """Whether this is the README's whole test command: the test paths of pytest.ini, no test
+    left out by -k, -m, --deselect or --ignore."""
+    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS
+            and not any(config.getoption(name) for name in ("keyword", "markexpr", "deselect", "ignore", "ignore_glob")))
+
+
+def pytest_configure(config):
+    """In the process that runs the session (not in a pytest-xdist worker, which inherits it):
+    the folder where the test processes share the browser's crawl of this run."""
+    from tests.browser.crawl import RUN_FOLDER
+
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get(RUN_FOLDER):
+        os.environ[RUN_FOLDER] = config.termbase_crawl_run = tempfile.mkdtemp(prefix="termbase-crawl-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """After the whole test command passed, the pages the browser visited are kept for later
+    runs (tests/browser/crawl.py); after any other session they are not."""
+    from tests.browser.crawl import RUN_FOLDER, keep
+
+    run = getattr(session.config, "termbase_crawl_run", None)
+    if run is None:
+        return
+    try:
+        if exitstatus == pytest.ExitCode.OK and whole_command(session.config):
+            keep(Cache(PROJECT.cache_dir), Path(run))
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+        os.environ.pop(RUN_FOLDER, None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -88,8 +89,12 @@ def artifacts():
 @pytest.fixture(scope="session")
 def crawl(browser, site_origin, built_site, tmp_path_factory):
     """Each page of each language visited once (tests/browser/crawl.py), shared by the test
-    processes of the run: `crawl.language(lang)` is {path: what was recorded there}."""
-    from tests.browser.crawl import Crawl
+    processes of the run: `crawl.language(lang)` is {path: what was recorded there}. The
+    records kept from an earlier run are in the project's cache."""
+    from termbase.run.cache import Cache
+    from tests.browser.crawl import RUN_FOLDER, Crawl
+    from tests.site.sitetools import PROJECT
 
     site, _ = built_site
-    return Crawl(browser, site_origin, site, run_folder(tmp_path_factory))
+    shared = Path(os.environ[RUN_FOLDER]) if os.environ.get(RUN_FOLDER) else run_folder(tmp_path_factory)
+    return Crawl(browser, site_origin, site, shared, Cache(PROJECT.cache_dir))

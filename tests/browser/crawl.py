@@ -10,22 +10,41 @@ boxes. On every page with an entry figure, the figures shown in each scheme; on 
 buttons (the notebooks' "Open in Colab").
 
 `Crawl.language(lang)` shares the result between the test processes of one run (pytest-xdist):
-it is written as JSON beside the site build, under a lock per language; a process that finds a
+it is written as JSON in the run's folder, under a lock per language; a process that finds a
 language taken by another crawls a language nobody has started meanwhile, so two processes
 crawl two languages side by side.
+
+A page's record is kept for later runs (`.termbase-cache/browser-crawl/`, as the suite keeps
+executed blocks and drawn figures) with the files the page loaded, each with its hash, and is
+read again instead of visiting the page only while all of them, the crawler's code, axe-core,
+the browser and its fonts are unchanged. Only a run of the whole test command that passed
+keeps what it recorded (`tests/conftest.py`: pytest_sessionfinish), so a record that a test
+failed on, or that no test read, is never reused; a fresh clone (as in CI) has none and
+visits every page. `TERMBASE_FRESH_CRAWL=1` visits every page whatever is kept.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+from termbase.run.cache import Cache, key
 from tests.browser import a11ytools as a11y
 from tests.browser.browsertools import DESKTOP, PHONE, Reader
 from tests.site import sitetools
 from tests.site.sitetools import LANGS
+
+NAMESPACE = "browser-crawl"  # in the project's cache: the records kept between runs
+FRESH = "TERMBASE_FRESH_CRAWL"  # set to 1: visit every page, reuse no record
+RUN_FOLDER = "TERMBASE_CRAWL_RUN"  # where this run's crawls are shared (set by tests/conftest.py)
+# What a record depends on besides the files its page loaded: this code, and the fonts
+# Chromium lays the text out with (the browser's and axe-core's versions are added to them).
+CRAWLER = ("crawl.py", "a11ytools.py", "browsertools.py")
+FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/etc/fonts")
 
 # One page of each kind (the notebook pages differ: one has outputs wider than the page): axe and
 # the interface-text scan run on these.
@@ -175,26 +194,63 @@ def pages_with_snippets(site: Path, lang: str) -> list[str]:
                   if "language-python" in p.read_text(encoding="utf-8"))
 
 
-def crawl_language(browser, origin: str, site: Path, lang: str) -> dict:
-    """{path: what was recorded there} for every page of `lang` (see the module's docstring)."""
+def index_of(lang: str) -> str:
+    """The language's search index, site-relative."""
+    return sitetools.prefix(lang) + "search/search_index.json"
+
+
+def served(site: Path, lang: str, rel: str) -> bytes | None:
+    """What the crawl of `lang` serves for the site file `rel`: its bytes (None if there is no
+    such file), or, for the language's search index, the index with no documents."""
+    file = site / rel
+    if not file.is_file():
+        return None
+    if rel == index_of(lang):
+        return json.dumps({**json.loads(file.read_text(encoding="utf-8")), "docs": []}).encode("utf-8")
+    return file.read_bytes()
+
+
+def site_file(origin: str, url: str) -> str | None:
+    """The site-relative file a request of the page asked for; None for another host."""
+    if not url.startswith(origin + "/"):
+        return None
+    rel = unquote(urlsplit(url).path).lstrip("/")
+    return rel + "index.html" if rel == "" or rel.endswith("/") else rel
+
+
+def setup_key(browser_version: str) -> str:
+    """The hash of what every record depends on besides its page's files (see CRAWLER)."""
+    here = Path(__file__).parent
+    parts = [(here / name).read_text(encoding="utf-8") for name in CRAWLER]
+    parts += [a11y.axe_source(), browser_version]
+    for folder in FONT_DIRS:
+        for file in sorted(Path(folder).rglob("*")):
+            if file.is_file():
+                stat = file.stat()
+                parts.append(f"{file}:{stat.st_size}:{stat.st_mtime_ns}")
+    return key(*parts, packages=("playwright",))
+
+
+def crawl_language(browser, origin: str, site: Path, lang: str, paths: list[str] | None = None) -> dict:
+    """{path: what was recorded there} for every page of `lang`, or for `paths` of them (see
+    the module's docstring); each record's "loaded" lists the site files the page asked for."""
     reader = Reader(browser, origin, site)
     page = reader.page
     # Material's search worker fetches the whole index (every language) on every page load and
     # builds it, which costs more than everything else the crawl does there. The crawl hands it
     # the language's index's own configuration with no documents (at its one right address: a page that asks
     # elsewhere still gets the server's 404, and is reported); the search tests load the real one.
-    where = prefix(lang) + "search/search_index.json"
-    index = json.loads((site / where.lstrip("/")).read_text(encoding="utf-8"))
-    empty = json.dumps({**index, "docs": []})
+    where = "/" + index_of(lang)
+    empty = served(site, lang, index_of(lang))
     page.route(origin + where,
                lambda route: route.fulfill(status=200, content_type="application/json", body=empty))
     kinds = {prefix(lang) + k: k for k in KINDS}
     snippets = set(pages_with_snippets(site, lang))
     pages: dict[str, dict] = {}
     try:
-        for path in pages_of(site, lang):
+        for path in pages_of(site, lang) if paths is None else paths:
             page.set_viewport_size(PHONE)
-            start = len(reader.problems)
+            start, asked = len(reader.problems), len(reader.requests)
             record: dict = {"problems": []}
             pages[path] = record
             response = page.goto(path, wait_until="load")
@@ -227,21 +283,27 @@ def crawl_language(browser, origin: str, site: Path, lang: str) -> dict:
                 a11y.prepare(page)
                 record["figures"] = figures_in_both_schemes(page)
             record["problems"] = reader.problems[start:]
+            record["loaded"] = reader.requests[asked:]
         page.wait_for_load_state("networkidle")
         if pages:
             # what arrived after the last page's checks (its late requests)
             last = pages[path]
             last["problems"] = last["problems"] + reader.problems[start + len(last["problems"]):]
+            last["loaded"] = reader.requests[asked:]
     finally:
         reader.context.close()
+    for record in pages.values():
+        record["loaded"] = sorted({rel for url in record["loaded"] if (rel := site_file(origin, url))})
     return pages
 
 
 class Crawl:
-    """The crawl of each language, made once per test run and shared by the test processes."""
+    """The crawl of each language, made once per test run and shared by the test processes;
+    a page whose kept record still holds (see the module's docstring) is not visited."""
 
-    def __init__(self, browser, origin: str, site: Path, shared: Path):
+    def __init__(self, browser, origin: str, site: Path, shared: Path, cache: Cache):
         self.browser, self.origin, self.site, self.shared = browser, origin, site, shared
+        self.kept, self.setup = cache, setup_key(browser.version)
         self.cache: dict[str, dict] = {}
 
     def _file(self, lang: str) -> Path:
@@ -255,7 +317,14 @@ class Crawl:
             except BlockingIOError:
                 return False
             if not self._file(lang).exists():
-                data = crawl_language(self.browser, self.origin, self.site, lang)
+                paths = pages_of(self.site, lang)
+                fresh = os.environ.get(FRESH, "") not in ("", "0")
+                reused = {} if fresh else kept_records(self.kept, self.setup, self.site, lang, paths)
+                todo = [path for path in paths if path not in reused]
+                visited = crawl_language(self.browser, self.origin, self.site, lang, todo) if todo else {}
+                new = {path: {"deps": hashes(self.site, lang, record.pop("loaded")), "record": record}
+                       for path, record in visited.items()}
+                data = {"setup": self.setup, "pages": {**reused, **visited}, "new": new, "reused": sorted(reused)}
                 tmp = self._file(lang).with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(json.dumps(data), encoding="utf-8")
                 tmp.replace(self._file(lang))
@@ -269,5 +338,46 @@ class Crawl:
                     if other != lang and not self._file(other).exists():
                         self._make(other, wait=False)
                 self._make(lang, wait=True)
-            self.cache[lang] = json.loads(self._file(lang).read_text(encoding="utf-8"))
+            self.cache[lang] = json.loads(self._file(lang).read_text(encoding="utf-8"))["pages"]
         return self.cache[lang]
+
+
+def _digest(content: bytes | None) -> str:
+    return "absent" if content is None else hashlib.sha256(content).hexdigest()
+
+
+def hashes(site: Path, lang: str, files: list[str]) -> dict[str, str]:
+    """{file: hash of what the crawl of `lang` serves for it} (see `served`)."""
+    return {rel: _digest(served(site, lang, rel)) for rel in files}
+
+
+def entry_of(setup: str, lang: str, path: str) -> str:
+    return hashlib.sha256(f"{setup}\0{lang}\0{path}".encode("utf-8")).hexdigest()[:24]
+
+
+def kept_records(cache: Cache, setup: str, site: Path, lang: str, paths: list[str]) -> dict[str, dict]:
+    """{path: record} for the pages of `paths` whose kept record still holds: recorded with the
+    same crawler, browser and fonts (`setup`), and every file the page loaded unchanged."""
+    found, known = {}, {}
+    for path in paths:
+        kept = cache.get_json(NAMESPACE, entry_of(setup, lang, path))
+        if not kept or not kept.get("deps"):
+            continue
+        if all((known.setdefault(rel, _digest(served(site, lang, rel)))) == digest
+               for rel, digest in kept["deps"].items()):
+            found[path] = kept["record"]
+    return found
+
+
+def keep(cache: Cache, shared: Path) -> int:
+    """Keeps the pages this run visited (the crawl files in `shared`) for later runs; called
+    once the whole test command has passed. How many records were written."""
+    written = 0
+    for file in sorted(shared.glob("crawl-*.json")):
+        data = json.loads(file.read_text(encoding="utf-8"))
+        lang = file.stem.removeprefix("crawl-")
+        for path, new in data["new"].items():
+            cache.replace_json(NAMESPACE, entry_of(data["setup"], lang, path), new)
+            written += 1
+    cache.cleanup(NAMESPACE)
+    return written

@@ -55,10 +55,11 @@ _IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis", "artifacts", ".l
 
 
 def _ignored(folder: str, names: list[str]) -> set[str]:
-    """Not copied: generated files, the stored pages (a copy renders its own; they are MBs), and
-    the cache's entries still being written by another test process (`.<entry>-XXXX` folders,
-    renamed when done: termbase/run/cache.py), which could vanish in the middle of the copy."""
-    cache_pages = {"pages", "page-additions"} if Path(folder).name == ".termbase-cache" else set()
+    """Not copied: generated files, the stored pages (a copy renders its own; they are MBs), the
+    browser's kept records (tests/browser/crawl.py: a copy is never crawled), and the cache's
+    entries still being written by another test process (`.<entry>-XXXX` folders, renamed when
+    done: termbase/run/cache.py), which could vanish in the middle of the copy."""
+    cache_pages = {"pages", "page-additions", "browser-crawl"} if Path(folder).name == ".termbase-cache" else set()
     in_cache = ".termbase-cache" in Path(folder).parts
     writing = {name for name in names if in_cache and name.startswith(".")}
     return set(_IGNORED(folder, names)) | cache_pages | writing

@@ -72,6 +72,7 @@ def test_generated_entries_have_no_placeholder_left_and_pass_the_check(tmp_path)
 
 def test_the_suite_parts_are_read_from_the_whole_sessions_durations():
     from benchmarks import suite
+    from tests.browser import crawl
 
     output = ("12.50s setup    tests/browser/test_reading.py::test_a[en]\n"
               "3.00s call     tests/browser/test_reading.py::test_a[en]\n"
@@ -81,7 +82,10 @@ def test_the_suite_parts_are_read_from_the_whole_sessions_durations():
     parts = suite.by_part([(float(s), when, test) for s, when, test in suite.DURATION.findall(output)])
     assert {name: part["s"] for name, part in parts.items()} == {"browser": 15.5, "site": 2.25, "snippets": 1.0}
     assert parts["snippets"]["files"] == {"tests/claims/test_sdpa.py": 0.75, "tests/test_softmax.py": 0.25}
-    assert set(suite.sessions()) == {"whole", "without_browser", "fast_tier"}
+    assert set(suite.sessions()) == {"whole", "whole_fresh_crawl", "without_browser", "fast_tier"}
+    # the same command, visiting every page as a fresh clone does (tests/browser/crawl.py)
+    assert suite.sessions()["whole_fresh_crawl"] == suite.sessions()["whole"] == []
+    assert suite.SESSION_ENV["whole_fresh_crawl"] == {crawl.FRESH: "1"}
     assert suite.sessions()["fast_tier"] == ["-m", "not slow and not browser"]  # the README's tier
     assert {"snippets", "site", "browser"} <= set(suite.sessions(separate_parts=True))
 
