@@ -31,8 +31,8 @@ def scaled_dot_product_attention(q, k, v, *, attend=None):
         F.scaled_dot_product_attention; nn.MultiheadAttention's boolean
         masks mean the opposite, True = ignore), or
       - float, added to the scores (0 = keep, -inf = drop); a float32
-        mask with float16/bfloat16 q, which SDPA accepts, is cast to q's
-        dtype.
+        mask with float16/bfloat16 q, which SDPA accepts, is added in
+        float32, at the precision SDPA keeps it.
     float16/bfloat16 work as long as the scaled scores fit the dtype.
     Every query needs at least one key it may attend; masks.py handles
     rows with none.
@@ -50,9 +50,12 @@ def scaled_dot_product_attention(q, k, v, *, attend=None):
         # masked_fill raise in float16 (and adding it gives -inf).
         scores = scores.masked_fill(~attend, torch.finfo(scores.dtype).min)
     elif attend is not None:
-        scores = scores + attend.to(scores.dtype)  # float32 mask, half q
+        # A float32 mask with half q: add it in float32. Rounded to bfloat16
+        # first, biases as large as ALiBi's move the weights by percents.
+        wide = torch.promote_types(scores.dtype, attend.dtype)
+        scores = scores.to(wide) + attend
     weights = torch.softmax(scores, dim=-1)  # each row sums to 1 over keys
-    return weights @ v  # (..., L, d_v)
+    return weights.to(v.dtype) @ v  # (..., L, d_v)
 # --8<-- [end:code]
 
 

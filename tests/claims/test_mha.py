@@ -248,7 +248,7 @@ def test_grad_path_without_weights_gives_zero_attention():
 
 
 @claim("mha-calls-sdpa")
-def test_training_path_without_weights_calls_sdpa(monkeypatch):
+def test_without_weights_every_path_but_the_fast_path_calls_sdpa(monkeypatch):
     calls = []
     original = F.scaled_dot_product_attention
 
@@ -258,14 +258,24 @@ def test_training_path_without_weights_calls_sdpa(monkeypatch):
 
     monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
     mha = make(batch_first=True)
-    x = tokens(2, 3, E)
-    mha(x, x, x, need_weights=False)
+    x, other = tokens(2, 3, E), tokens(2, 3, E, seed=2)
+    mha(x, x, x, need_weights=False)  # training mode
     assert len(calls) == 1
     mha(x, x, x)  # need_weights=True: its own bmm/softmax
     assert len(calls) == 1
     with torch.no_grad():
         mha.eval()(x, x, x, need_weights=False)  # the fast path: a fused native kernel
     assert len(calls) == 1
+    # Every other call with need_weights=False goes through SDPA: evaluation mode with
+    # gradients on, without gradients but with another tensor as key and value, or
+    # with batch_first=False (each one condition of the fast path short).
+    mha(x, x, x, need_weights=False)
+    assert len(calls) == 2
+    with torch.no_grad():
+        mha(x, other, other, need_weights=False)
+        assert len(calls) == 3
+        make(batch_first=False).eval()(x, x, x, need_weights=False)
+        assert len(calls) == 4
 
 
 
