@@ -159,6 +159,12 @@ BROKEN = {
         lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "gender: common, proposed: true}", "gender: common}"),
         "preferred term 'multi-head attention' (da) has neither an attestation nor `proposed: true`"
         " - quote a published sentence that uses it in termbase/data/attestations/da.yml"),
+    "attested term marked proposed": (
+        lambda p: prepend(p / "termbase/data/attestations/es.yml",
+                          "atención multicabeza:\n  - quote: \"La atención multicabeza usa varias cabezas.\"\n"
+                          "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n"),
+        f"termbase/data/terms/{ENTRY}.yml:27: 'atención multicabeza' (es) is marked `proposed: true` but is attested"
+        " in use - remove `proposed: true`: termbase/data/attestations/es.yml quotes a published sentence that uses it"),
     "attestation without its term": (lambda p: (p / "termbase/data/attestations/es.yml").write_text(
                                          "atención multicabeza:\n  - quote: \"La atención se reparte entre varias cabezas.\"\n"
                                          "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n",

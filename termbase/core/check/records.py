@@ -253,7 +253,8 @@ class _FormulaWords:
 def _check_names(base, report, path, lang, local, at) -> None:
     """Every name of a language block (term, synonyms, avoid) is described once under `names:`,
     with an explicit status that matches where it sits, a term type, and the gender where the
-    language has one; a Spanish or Danish preferred term is attested or marked proposed."""
+    language has one; a Spanish or Danish preferred term is attested or marked proposed, and no
+    attested name is marked proposed."""
     meta = local.get("names")
     if meta is not None and not isinstance(meta, dict):
         report.add(path, at(lang, "names"), f"'{lang}.names' is not a mapping",
@@ -304,6 +305,10 @@ def _check_names(base, report, path, lang, local, at) -> None:
             report.add(path, line, f"preferred term '{name}' ({lang}) has neither an attestation nor `proposed: true`",
                        f"quote a published sentence that uses it in termbase/data/attestations/{lang}.yml,"
                        " or add `proposed: true` (proposed by this site)")
+        if fields.get("proposed") and base.attestations(lang).get(name):
+            report.add(path, line, f"'{name}' ({lang}) is marked `proposed: true` but is attested in use",
+                       f"remove `proposed: true`: termbase/data/attestations/{lang}.yml quotes a published"
+                       " sentence that uses it")
     for name in meta:
         if name not in listed:
             report.add(path, at(lang, "names", name), f"'{name}' under '{lang}.names' is not a name of the record",
