@@ -86,6 +86,18 @@ class TermBase:
     def sources(self) -> dict:
         return read_yaml(self.project.data_dir / "sources.yml") or {}
 
+    @cached_property
+    def config_keys(self) -> dict:
+        """`config.json` key -> {entry, one line per language}, from data/config_keys.yml (the
+        models page's key index, the config explainer and search read it)."""
+        path = self.project.data_dir / "config_keys.yml"
+        try:
+            data = read_yaml(path) if path.is_file() else None
+        except (yaml.YAMLError, UnicodeDecodeError):
+            data = None  # the checker reports it
+        keys = data.get("keys") if isinstance(data, dict) else None
+        return keys if isinstance(keys, dict) else {}
+
     def attestations(self, lang: str) -> dict:
         """name -> its attestations (quote, source, url, read), from data/attestations/<lang>.yml."""
         path = self.project.data_dir / "attestations" / f"{lang}.yml"

@@ -18,7 +18,7 @@ DTYPES = (("bfloat16", 2), ("float16", 2), ("float32", 4), ("float8_e4m3fn", 1))
 
 def _data(base: TermBase, lang: str, glossary: str) -> dict:
     data_dir = base.project.data_dir
-    keys = (read_yaml(data_dir / "config_keys.yml") or {}).get("keys") or {}
+    keys = base.config_keys
     models = read_yaml(data_dir / "model_configs.yml") or {}
     names = {model["id"]: model["name"] for model in
              (read_yaml(data_dir / "models.yml") or {}).get("models") or []}

@@ -95,8 +95,7 @@ def model_table(base: TermBase, lang: str, src_uri: str) -> str:
 def config_keys(base: TermBase, lang: str, src_uri: str) -> str:
     """The Hugging Face configuration keys that shape attention (termbase/data/config_keys.yml),
     in alphabetical order: what each means in the page's language, and the entry that explains it."""
-    path = base.project.data_dir / "config_keys.yml"
-    keys = ((read_yaml(path) or {}).get("keys") or {}) if path.is_file() else {}
+    keys = base.config_keys
     glossary = "../" * src_uri.count("/") + "glossary/"
     words = base.ui["models"]
     rows = [f"| {words['config_key'][lang]} | {words['meaning'][lang]} | {words['entry'][lang]} |", "|---|---|---|"]

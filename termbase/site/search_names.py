@@ -1,9 +1,12 @@
-"""search/names.json: every name of every entry, in every language, and the entry it names.
+"""search/names.json: every name of every entry, in every language, and the entry it names,
+and every `config.json` key of termbase/data/config_keys.yml with the entry that explains it.
 
 Search ranks pages by their words, so a page that quotes a term often (a notebook about it, a
 longer entry whose name contains it) can come before the entry itself. The search worker
 (docs/assets/javascripts/workers/search-stem.js) reads this file and puts the entry first when
-the query is one of its names, typed in any of the site's languages."""
+the query is one of its names, typed in any of the site's languages, or a key a reader met in a
+model's configuration (a key is a setting, not a name of the concept: the term base does not
+list it among the names)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ def normalized(name: str) -> str:
 
 def names(base: TermBase, lang: str) -> dict[str, str]:
     """name -> the entry's location in this language's site. The page language's own terms win
-    a clash, then the other languages' terms, then synonyms."""
+    a clash, then the other languages' terms, then synonyms, then config.json keys."""
     order = [lang] + [other for other in base.languages if other != lang]
     out: dict[str, str] = {}
     for field in ("term", "synonyms"):
@@ -31,6 +34,9 @@ def names(base: TermBase, lang: str) -> dict[str, str]:
                 for name in found:
                     if name:
                         out.setdefault(normalized(str(name)), f"glossary/{slug}/")
+    for key, about in sorted(base.config_keys.items()):
+        if isinstance(about, dict) and about.get("entry") in base.terms:
+            out.setdefault(normalized(key), f"glossary/{about['entry']}/")
     return out
 
 

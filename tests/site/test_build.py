@@ -167,6 +167,24 @@ def test_each_language_lists_every_name_of_every_entry_for_its_search(built_site
             assert names[own] == f"glossary/{slug}/", (lang, slug)
 
 
+def test_search_takes_a_config_key_to_its_entry_and_no_key_is_a_name():
+    """A reader who types a key met in a model's config.json (rope_theta) lands on the entry
+    that explains it (config_keys.yml), in every language; the key is not one of the entry's
+    names, which the term base exports as synonyms."""
+    from termbase.site import search_names
+
+    keys = BASE.config_keys
+    assert "rope_theta" in keys and keys["rope_theta"]["entry"] == "rotary-position-embedding"
+    for lang in LANGS:
+        names = search_names.names(BASE, lang)
+        for key, about in keys.items():
+            assert names[search_names.normalized(key)] == f"glossary/{about['entry']}/", (lang, key)
+    for slug, record in terms().items():
+        for lang in LANGS:
+            named = {record[lang]["term"], *(record[lang].get("synonyms") or []), *(record[lang].get("names") or {})}
+            assert not named & set(keys), (slug, lang, named & set(keys))
+
+
 def test_pages_for_machines_llms_txt_and_each_page_as_markdown(built_site):
     site, _ = built_site
     for lang in LANGS:

@@ -165,6 +165,13 @@ BROKEN = {
                           "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n"),
         f"termbase/data/terms/{ENTRY}.yml:27: 'atención multicabeza' (es) is marked `proposed: true` but is attested"
         " in use - remove `proposed: true`: termbase/data/attestations/es.yml quotes a published sentence that uses it"),
+    "config key as a name": (
+        lambda p: (edit(p / "termbase/data/terms/nope.yml", "NoPE layer, interleaved NoPE, iRoPE]",
+                        "NoPE layer, interleaved NoPE, iRoPE, no_rope_layers]"),
+                   edit(p / "termbase/data/terms/nope.yml", '    "NoPE": {status: preferred, type: acronym}\n',
+                        '    "NoPE": {status: preferred, type: acronym}\n    "no_rope_layers": {status: admitted, type: variant}\n')),
+        "termbase/data/terms/nope.yml:21: 'no_rope_layers' (en) is a config.json key, a setting and not a name of"
+        " the concept - remove it from the names: termbase/data/config_keys.yml explains the key"),
     "attestation without its term": (lambda p: (p / "termbase/data/attestations/es.yml").write_text(
                                          "atención multicabeza:\n  - quote: \"La atención se reparte entre varias cabezas.\"\n"
                                          "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n",

@@ -254,7 +254,7 @@ def _check_names(base, report, path, lang, local, at) -> None:
     """Every name of a language block (term, synonyms, avoid) is described once under `names:`,
     with an explicit status that matches where it sits, a term type, and the gender where the
     language has one; a Spanish or Danish preferred term is attested or marked proposed, and no
-    attested name is marked proposed."""
+    attested name is marked proposed. A config.json key is never a name (config_keys.yml)."""
     meta = local.get("names")
     if meta is not None and not isinstance(meta, dict):
         report.add(path, at(lang, "names"), f"'{lang}.names' is not a mapping",
@@ -276,6 +276,10 @@ def _check_names(base, report, path, lang, local, at) -> None:
                        f" under `names:` in `{lang}:`")
             continue
         line = at(lang, "names", name)
+        if name in base.config_keys:
+            report.add(path, line, f"'{name}' ({lang}) is a config.json key, a setting and not a name of the concept",
+                       "remove it from the names: termbase/data/config_keys.yml explains the key, links it to its"
+                       " entry, and search finds it there")
         status = fields.get("status")
         if status not in terminology.STATUSES:
             report.add(path, line, f"'{name}' ({lang}) has no valid status ({status!r})",
