@@ -236,17 +236,21 @@ def targets(r: dict) -> list[dict]:
          "than MkDocs on these pages, or fewer pages rendered per build (only what changed)")))
     tests = _get(r, "tests", "summary") or {}
     for name, budget, label in (("without_browser", 60, "test command without the browser tests"),
-                                ("whole", 180, "whole test command"),
-                                ("whole_fresh_crawl", 180, "whole test command, every page visited again "
-                                                          "(`TERMBASE_FRESH_CRAWL=1`, as on a fresh clone)"),
+                                ("whole", 180, "whole test command, the browser reading the records of "
+                                               "unchanged pages (nothing changed between rounds)"),
+                                ("whole_fresh_crawl", 180, "whole test command, every page visited "
+                                                           "(`TERMBASE_FRESH_CRAWL=1`; other caches warm, unlike CI)"),
                                 ("fast_tier", 60, "fast tier before a commit (`-m \"not slow and not browser\"`)")):
         t = _get(tests, name, "median_s")
         t = None if t is None or t != t else t
         last = _get(tests, name, "last") or {}
         slow = "; ".join(f"{row['test']} ({row['when']}) {row['s']:.1f} s" for row in (last.get("slowest") or [])[:5])
+        pages = last.get("browser_pages") or {}
+        seen = f"; browser pages reused {pages['reused']}, visited {pages['visited']}" if pages.get("reused") or \
+            pages.get("visited") else ""
         out.append(_target(f"{label}, warm machine", f"≤ {budget} s (wall, median of the runs after the first)",
                            None if t is None else f"{_s(t)} (first run {_s(_get(tests, name, 'first_s'))}; "
-                           f"{last.get('summary', '')})",
+                           f"{last.get('summary', '')}{seen})",
                            t is not None and t <= budget and not _get(tests, name, "failed"),
                            None if t is None else f"{t - budget:.1f} s",
                            f"pytest's slowest steps in that session: {slow}" if slow else "no durations reported",
@@ -522,9 +526,11 @@ def markdown(r: dict) -> str:
                 "in the first test that needs it), or their own sessions with `--separate-parts`. Rounds "
                 "interleave the sessions; the first round finds the "
                 "repository's cache of executed blocks and notebooks as it was, the later rounds a warm machine. "
-                "`whole` reads the browser's records of the pages that have not changed since the last passing "
-                "run of the whole command (tests/browser/crawl.py); `whole_fresh_crawl` visits every page, as "
-                "on a fresh clone (CI).", ""]
+                "`whole` reads the browser's records of the pages that have not changed since a passing run of "
+                "the whole command (tests/browser/crawl.py): between rounds nothing changes, so its later rounds "
+                "are its best case; `whole_fresh_crawl` visits every page, with every other cache warm (CI, on "
+                "a fresh clone, has none: its time is in the CI log, not here). The parts of `whole` count the "
+                "browser tests with the records read.", ""]
         rows = []
         for name, s in (tests.get("summary") or {}).items():
             rows.append([name, _s(s["median_s"]), _s(s["cpu_median_s"]), _s(s["first_s"]), ", ".join(map(str, s["runs_s"])),

@@ -34,8 +34,9 @@ FAST_TIER = ["-m", "not slow and not browser"]  # what a contributor runs before
 QUICK_CHECK_ENTRY = "causal-mask"  # one snippet, three pages: a typical new entry
 
 
-# The whole command as a fresh clone runs it in the browser: every page visited, none of the
-# records kept from an earlier passing run read again (tests/browser/crawl.py).
+# The whole command with every page visited in the browser, none of the records kept from an
+# earlier passing run read again (tests/browser/crawl.py), as on a fresh clone; the other caches
+# (executed blocks, notebooks, figures, pages) stay warm, unlike a fresh clone's.
 SESSION_ENV = {"whole_fresh_crawl": {"TERMBASE_FRESH_CRAWL": "1"}}
 WARM = ("whole", "whole_fresh_crawl", "without_browser", "fast_tier")  # timed every round, the first left out
 
@@ -100,10 +101,14 @@ def time_session(args: list[str], env_extra: dict | None = None) -> dict:
     # A temporary folder of its own: pytest keeps only the three newest under /tmp/pytest-of-<user>,
     # so another pytest started on this machine meanwhile would delete this session's site build.
     basetemp = Path(tempfile.mkdtemp(prefix="bench-pytest-"))
+    crawl_log = basetemp / "crawl-counts.log"  # tests/browser/crawl.py: pages reused and visited
     run = measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "benchmarks.count_builds",
                    f"--basetemp={basetemp / 'run'}", "--durations=0", *args],
-                  cwd=ROOT, env=build_env(TERMBASE_BENCH_BUILD_LOG=str(builds_log), **(env_extra or {})), timeout=3600)
+                  cwd=ROOT, env=build_env(TERMBASE_BENCH_BUILD_LOG=str(builds_log), TERMBASE_BENCH_CRAWL_LOG=str(crawl_log),
+                                          **(env_extra or {})), timeout=3600)
     started = [line.split("\t") for line in builds_log.read_text(encoding="utf-8").splitlines() if "\t" in line]
+    counted = [line.split("\t") for line in crawl_log.read_text(encoding="utf-8").splitlines()] if crawl_log.exists() else []
+    crawl = {"reused": sum(int(row[1]) for row in counted), "visited": sum(int(row[2]) for row in counted)}
     builds_log.unlink(missing_ok=True)
     shutil.rmtree(basetemp, ignore_errors=True)
     builds = count_builds(started)
@@ -116,4 +121,5 @@ def time_session(args: list[str], env_extra: dict | None = None) -> dict:
     return {"wall_s": run.wall_s, "cpu_s": run.cpu_s, "peak_rss_mb": run.peak_rss_mb, "returncode": run.returncode,
             "load": run.load, "counts": counts, "pytest_s": float(reported.group(1)) if reported else None,
             "summary": tail.strip("= "), "slowest": slowest, "parts": by_part(durations), "builds": builds,
+            "browser_pages": crawl,
             "failures": [line for line in run.output.splitlines() if line.startswith(("FAILED", "ERROR"))][:20]}

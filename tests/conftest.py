@@ -169,26 +169,45 @@ def whole_command(config) -> bool:
             and not any(config.getoption(name) for name in ("keyword", "markexpr", "deselect", "ignore", "ignore_glob")))
 
 
-def pytest_configure(config):
-    """In the process that runs the session (not in a pytest-xdist worker, which inherits it):
-    the folder where the test processes share the browser's crawl of this run."""
-    from tests.browser.crawl import RUN_FOLDER
+CRAWL_RUN = "termbase_crawl_run"
 
-    if not os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get(RUN_FOLDER):
-        os.environ[RUN_FOLDER] = config.termbase_crawl_run = tempfile.mkdtemp(prefix="termbase-crawl-")
+
+def pytest_configure(config):
+    """In the process that runs the session (not in a pytest-xdist worker): the folder where the
+    test processes share the browser's crawl of this run (the workers get it from
+    pytest_configure_node, never from the environment a nested pytest would inherit)."""
+    if not hasattr(config, "workerinput"):
+        setattr(config, CRAWL_RUN, tempfile.mkdtemp(prefix="termbase-crawl-"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput[CRAWL_RUN] = getattr(node.config, CRAWL_RUN)
+
+
+def crawl_run(config) -> Path:
+    """This run's crawl folder, in the process that runs the session and in each worker."""
+    workerinput = getattr(config, "workerinput", None)
+    return Path(workerinput[CRAWL_RUN] if workerinput is not None else getattr(config, CRAWL_RUN))
 
 
 def pytest_sessionfinish(session, exitstatus):
     """After the whole test command passed, the pages the browser visited are kept for later
-    runs (tests/browser/crawl.py); after any other session they are not."""
-    from tests.browser.crawl import RUN_FOLDER, keep
+    runs (tests/browser/crawl.py); after any other session they are not. A failure to keep
+    them is a warning: the tests passed."""
+    from tests.browser.crawl import keep
 
-    run = getattr(session.config, "termbase_crawl_run", None)
-    if run is None:
+    run = getattr(session.config, CRAWL_RUN, None)
+    if run is None or exitstatus != pytest.ExitCode.OK or not whole_command(session.config):
         return
     try:
-        if exitstatus == pytest.ExitCode.OK and whole_command(session.config):
-            keep(Cache(PROJECT.cache_dir), Path(run))
-    finally:
+        keep(Cache(PROJECT.cache_dir), Path(run))
+    except Exception as exc:  # noqa: BLE001 - reported, and the next run visits the pages
+        print(f"\nwarning: the browser's records of this run were not kept ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+
+
+def pytest_unconfigure(config):
+    run = getattr(config, CRAWL_RUN, None)
+    if run is not None:
         shutil.rmtree(run, ignore_errors=True)
-        os.environ.pop(RUN_FOLDER, None)

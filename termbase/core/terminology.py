@@ -34,3 +34,9 @@ def described(local: dict) -> list[dict]:
     """Every name of one language block with its description (status, type, gender, usage, proposed)."""
     meta = local.get("names") or {}
     return [{"name": name, "field": field, **(meta.get(name) or {})} for name, field in names_of(local)]
+
+
+def normalized(name: str) -> str:
+    """A name as search compares it: lower case, hyphens as spaces ("Cross-Attention" and
+    "cross attention" are one name)."""
+    return " ".join(name.lower().replace("-", " ").split())

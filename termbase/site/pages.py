@@ -77,6 +77,12 @@ class Pages:
         if local.get("avoid"):
             facts.append(f"**{self.t('avoid')}:** " + ", ".join(f"~~{w}~~ ({words(self.lang, w)})"
                                                                 for w in local["avoid"]))
+        # The config.json keys this entry explains (config_keys.yml): a reader who met one in a
+        # model's configuration and searches for it lands here (search/names.json puts it first).
+        keys = sorted(key for key, about in self.base.config_keys.items()
+                      if isinstance(about, dict) and about.get("entry") == slug)
+        if keys:
+            facts.append(f"**{self.t('config_keys_line')}:** " + ", ".join(f"`{key}`" for key in keys))
         if local.get("english_kept"):
             facts.append(f"*{self.t('english_kept')}*")
         # The names in the other languages: a reader who types any of them in this site's search

@@ -14,11 +14,7 @@ import json
 from pathlib import Path
 
 from termbase.core.model import TermBase
-
-
-def normalized(name: str) -> str:
-    """As the worker compares them: lower case, hyphens as spaces ("cross-attention")."""
-    return " ".join(name.lower().replace("-", " ").split())
+from termbase.core.terminology import normalized  # as the worker compares names
 
 
 def names(base: TermBase, lang: str) -> dict[str, str]:

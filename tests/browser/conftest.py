@@ -14,12 +14,10 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from pathlib import Path
 
 import pytest
 
 from tests.browser.browsertools import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, QuietHandler, QuietServer, Reader, chromium_path
-from tests.site.sitetools import run_folder
 
 
 def _unavailable(reason: str):
@@ -87,14 +85,28 @@ def artifacts():
 
 
 @pytest.fixture(scope="session")
-def crawl(browser, site_origin, built_site, tmp_path_factory):
+def crawl(browser, site_origin, built_site, pytestconfig):
     """Each page of each language visited once (tests/browser/crawl.py), shared by the test
     processes of the run: `crawl.language(lang)` is {path: what was recorded there}. The
     records kept from an earlier run are in the project's cache."""
     from termbase.run.cache import Cache
-    from tests.browser.crawl import RUN_FOLDER, Crawl
+    from tests.browser.crawl import Crawl
+    from tests.conftest import crawl_run
     from tests.site.sitetools import PROJECT
 
     site, _ = built_site
-    shared = Path(os.environ[RUN_FOLDER]) if os.environ.get(RUN_FOLDER) else run_folder(tmp_path_factory)
-    return Crawl(browser, site_origin, site, shared, Cache(PROJECT.cache_dir))
+    return Crawl(browser, site_origin, site, crawl_run(pytestconfig), Cache(PROJECT.cache_dir), chromium_path())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failure on what the crawl recorded says when some pages were read from records kept
+    from an earlier run instead of visited (tests/browser/crawl.py)."""
+    outcome = yield
+    report = outcome.get_result()
+    crawl = getattr(item, "funcargs", {}).get("crawl")
+    if report.failed and crawl is not None and any(crawl.reused.values()):
+        counts = ", ".join(f"{lang}: {len(paths)}" for lang, paths in crawl.reused.items() if paths)
+        report.sections.append(("browser records", (
+            f"Pages not visited in this run, read from the records of an earlier passing run ({counts}); "
+            "TERMBASE_FRESH_CRAWL=1 visits every page again.")))

@@ -15,12 +15,16 @@ language taken by another crawls a language nobody has started meanwhile, so two
 crawl two languages side by side.
 
 A page's record is kept for later runs (`.termbase-cache/browser-crawl/`, as the suite keeps
-executed blocks and drawn figures) with the files the page loaded, each with its hash, and is
-read again instead of visiting the page only while all of them, the crawler's code, axe-core,
-the browser and its fonts are unchanged. Only a run of the whole test command that passed
-keeps what it recorded (`tests/conftest.py`: pytest_sessionfinish), so a record that a test
-failed on, or that no test read, is never reused; a fresh clone (as in CI) has none and
-visits every page. `TERMBASE_FRESH_CRAWL=1` visits every page whatever is kept.
+executed blocks and drawn figures) with the hash of every file it depends on: the files the page
+asked for while it was checked, and every file of its language's `assets/` (but the figures,
+which a page asks for while it is checked) and `search/`, which the search worker may ask for
+later. It is read again instead of visiting the page only while all of them, the crawler's code,
+axe-core, the browser and its fonts are unchanged, and for at most `MAX_AGE_S` after it was
+recorded (a problem that shows only now and then is looked for again). Only a run of the whole
+test command that passed keeps what it recorded (`tests/conftest.py`: pytest_sessionfinish),
+so a record that a test failed on, or that no test read, is never kept; a fresh clone (as in
+CI) has none and visits every page. `TERMBASE_FRESH_CRAWL=1` (or `CI=true`) visits every page
+whatever is kept, and a failure on a page read from a record says so (tests/browser/conftest.py).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import fcntl
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -40,11 +45,14 @@ from tests.site.sitetools import LANGS
 
 NAMESPACE = "browser-crawl"  # in the project's cache: the records kept between runs
 FRESH = "TERMBASE_FRESH_CRAWL"  # set to 1: visit every page, reuse no record
-RUN_FOLDER = "TERMBASE_CRAWL_RUN"  # where this run's crawls are shared (set by tests/conftest.py)
-# What a record depends on besides the files its page loaded: this code, and the fonts
-# Chromium lays the text out with (the browser's and axe-core's versions are added to them).
-CRAWLER = ("crawl.py", "a11ytools.py", "browsertools.py")
-FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/etc/fonts")
+COUNT_LOG = "TERMBASE_BENCH_CRAWL_LOG"  # the benchmark's: a line per language, pages reused and visited
+MAX_AGE_S = 7 * 24 * 3600  # a record older than this is not read again: its page is visited
+# What a record depends on besides its page's files: this code (and the server and browser
+# set-up of tests/browser/conftest.py), the Chromium binary, axe-core, and the fonts and font
+# configuration Chromium lays the text out with.
+CRAWLER = ("crawl.py", "a11ytools.py", "browsertools.py", "conftest.py")
+FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/etc/fonts", "~/.fonts", "~/.local/share/fonts",
+             "~/.config/fontconfig")
 
 # One page of each kind (the notebook pages differ: one has outputs wider than the page): axe and
 # the interface-text scan run on these.
@@ -218,17 +226,37 @@ def site_file(origin: str, url: str) -> str | None:
     return rel + "index.html" if rel == "" or rel.endswith("/") else rel
 
 
-def setup_key(browser_version: str) -> str:
-    """The hash of what every record depends on besides its page's files (see CRAWLER)."""
+def setup_key(browser_version: str, executable: str | None = None) -> str:
+    """The hash of what every record depends on besides its page's files (see CRAWLER): the
+    fonts and the browser's binary by path, size and modification time, as a package update
+    leaves them."""
     here = Path(__file__).parent
     parts = [(here / name).read_text(encoding="utf-8") for name in CRAWLER]
     parts += [a11y.axe_source(), browser_version]
+    # Debian's /usr/bin/chromium is a script that starts the binary beside its libraries
+    files = [Path(executable), Path(executable).resolve().parent.parent / "lib" / "chromium" / "chromium"] \
+        if executable else []
     for folder in FONT_DIRS:
-        for file in sorted(Path(folder).rglob("*")):
-            if file.is_file():
-                stat = file.stat()
-                parts.append(f"{file}:{stat.st_size}:{stat.st_mtime_ns}")
+        files += sorted(Path(folder).expanduser().rglob("*"))
+    for file in files:
+        if file.is_file():
+            stat = file.stat()
+            parts.append(f"{file}:{stat.st_size}:{stat.st_mtime_ns}")
     return key(*parts, packages=("playwright",))
+
+
+def language_files(site: Path, lang: str) -> list[str]:
+    """The files of a language's `assets/` (but its figures) and `search/`: what its pages may
+    ask for after their checks (the search worker's scripts, names.json), so every record
+    depends on them whether or not its page was seen asking."""
+    root = site / sitetools.prefix(lang) if sitetools.prefix(lang) else site
+    found = []
+    for folder in ("assets", "search"):
+        for file in sorted((root / folder).rglob("*")):
+            rel = file.relative_to(site).as_posix()
+            if file.is_file() and not rel.startswith(sitetools.prefix(lang) + "assets/figures/"):
+                found.append(rel)
+    return found
 
 
 def crawl_language(browser, origin: str, site: Path, lang: str, paths: list[str] | None = None) -> dict:
@@ -301,10 +329,11 @@ class Crawl:
     """The crawl of each language, made once per test run and shared by the test processes;
     a page whose kept record still holds (see the module's docstring) is not visited."""
 
-    def __init__(self, browser, origin: str, site: Path, shared: Path, cache: Cache):
+    def __init__(self, browser, origin: str, site: Path, shared: Path, cache: Cache, executable: str | None = None):
         self.browser, self.origin, self.site, self.shared = browser, origin, site, shared
-        self.kept, self.setup = cache, setup_key(browser.version)
+        self.kept, self.setup = cache, setup_key(browser.version, executable)
         self.cache: dict[str, dict] = {}
+        self.reused: dict[str, list[str]] = {}  # lang -> the pages read from a kept record
 
     def _file(self, lang: str) -> Path:
         return self.shared / f"crawl-{lang}.json"
@@ -318,16 +347,23 @@ class Crawl:
                 return False
             if not self._file(lang).exists():
                 paths = pages_of(self.site, lang)
-                fresh = os.environ.get(FRESH, "") not in ("", "0")
-                reused = {} if fresh else kept_records(self.kept, self.setup, self.site, lang, paths)
+                fresh = any(os.environ.get(name, "").lower() not in ("", "0", "false") for name in (FRESH, "CI"))
+                known: dict[str, str] = {}
+                reused = {} if fresh else kept_records(self.kept, self.setup, self.site, lang, paths, known)
                 todo = [path for path in paths if path not in reused]
                 visited = crawl_language(self.browser, self.origin, self.site, lang, todo) if todo else {}
-                new = {path: {"deps": hashes(self.site, lang, record.pop("loaded")), "record": record}
+                common = language_files(self.site, lang)
+                now = time.time()
+                new = {path: {"deps": hashes(self.site, lang, sorted({*record.pop("loaded"), *common}), known),
+                              "recorded": now, "record": record}
                        for path, record in visited.items()}
                 data = {"setup": self.setup, "pages": {**reused, **visited}, "new": new, "reused": sorted(reused)}
                 tmp = self._file(lang).with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(json.dumps(data), encoding="utf-8")
                 tmp.replace(self._file(lang))
+                if os.environ.get(COUNT_LOG):
+                    with open(os.environ[COUNT_LOG], "a", encoding="utf-8") as log:
+                        log.write(f"{lang}\t{len(reused)}\t{len(visited)}\n")
             return True
 
     def language(self, lang: str) -> dict:
@@ -338,7 +374,8 @@ class Crawl:
                     if other != lang and not self._file(other).exists():
                         self._make(other, wait=False)
                 self._make(lang, wait=True)
-            self.cache[lang] = json.loads(self._file(lang).read_text(encoding="utf-8"))["pages"]
+            data = json.loads(self._file(lang).read_text(encoding="utf-8"))
+            self.cache[lang], self.reused[lang] = data["pages"], data["reused"]
         return self.cache[lang]
 
 
@@ -346,25 +383,31 @@ def _digest(content: bytes | None) -> str:
     return "absent" if content is None else hashlib.sha256(content).hexdigest()
 
 
-def hashes(site: Path, lang: str, files: list[str]) -> dict[str, str]:
-    """{file: hash of what the crawl of `lang` serves for it} (see `served`)."""
-    return {rel: _digest(served(site, lang, rel)) for rel in files}
+def hashes(site: Path, lang: str, files: list[str], known: dict[str, str] | None = None) -> dict[str, str]:
+    """{file: hash of what the crawl of `lang` serves for it} (see `served`); `known` keeps the
+    hashes already taken, so that a file many pages load is read once."""
+    known = {} if known is None else known
+    for rel in files:
+        if rel not in known:
+            known[rel] = _digest(served(site, lang, rel))
+    return {rel: known[rel] for rel in files}
 
 
 def entry_of(setup: str, lang: str, path: str) -> str:
     return hashlib.sha256(f"{setup}\0{lang}\0{path}".encode("utf-8")).hexdigest()[:24]
 
 
-def kept_records(cache: Cache, setup: str, site: Path, lang: str, paths: list[str]) -> dict[str, dict]:
+def kept_records(cache: Cache, setup: str, site: Path, lang: str, paths: list[str],
+                 known: dict[str, str] | None = None) -> dict[str, dict]:
     """{path: record} for the pages of `paths` whose kept record still holds: recorded with the
-    same crawler, browser and fonts (`setup`), and every file the page loaded unchanged."""
-    found, known = {}, {}
+    same crawler, browser and fonts (`setup`), less than MAX_AGE_S ago, and every file it
+    depends on unchanged."""
+    found, known = {}, {} if known is None else known
     for path in paths:
         kept = cache.get_json(NAMESPACE, entry_of(setup, lang, path))
-        if not kept or not kept.get("deps"):
+        if not kept or not kept.get("deps") or time.time() - kept.get("recorded", 0) > MAX_AGE_S:
             continue
-        if all((known.setdefault(rel, _digest(served(site, lang, rel)))) == digest
-               for rel, digest in kept["deps"].items()):
+        if hashes(site, lang, list(kept["deps"]), known) == kept["deps"]:
             found[path] = kept["record"]
     return found
 

@@ -13,6 +13,7 @@ from tests.site.sitetools import LANGS, PROJECT
 
 BASE = TermBase(PROJECT)
 LOOKUP = "cross-attention"  # its names differ in every language
+KEY = "head_dim"  # a config.json key that no prose of its entry (attention-head) mentions
 ENTRY = "glossary/multi-head-attention/"
 
 
@@ -23,7 +24,8 @@ def names(slug: str, lang: str) -> list[str]:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_term_typed_in_any_language_finds_the_entry_in_the_page_language(reader, page, lang):
-    # One page load (and one search index) per language, every name typed into its box in turn.
+    # One page load (and one search index) per language, every name typed into its box in turn,
+    # then a config.json key.
     with reader.watch(f"searches on the {lang} site"):
         reader.goto(prefix(lang))
         for typed_in in LANGS:
@@ -35,6 +37,11 @@ def test_a_term_typed_in_any_language_finds_the_entry_in_the_page_language(reade
                 assert results[0] == f"{prefix(lang)}glossary/{LOOKUP}/", \
                     f"{lang}: '{query}' ({typed_in}) lists {results[:3]}"
                 page.keyboard.press("Escape")
+        # a key met in a model's config.json leads to the entry that explains it
+        entry = BASE.config_keys[KEY]["entry"]
+        results = search(page, KEY)
+        assert results and results[0] == f"{prefix(lang)}glossary/{entry}/", f"{lang}: '{KEY}' lists {results[:3]}"
+        page.keyboard.press("Escape")
 
 
 @pytest.mark.parametrize("lang", LANGS)

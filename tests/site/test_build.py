@@ -165,6 +165,10 @@ def test_each_language_lists_every_name_of_every_entry_for_its_search(built_site
                 assert names[term] in {f"glossary/{s}/" for s in terms()}, (lang, other, term)
             own = " ".join(record[lang]["term"].lower().replace("-", " ").split())
             assert names[own] == f"glossary/{slug}/", (lang, slug)
+        # the keys an entry explains are on its page, so that search finds it (names.json ranks it)
+        html = page_for(site, lang, "glossary/rotary-position-embedding/").read_text(encoding="utf-8")
+        html = html.replace("<wbr>", "")  # break points in long inline code
+        assert "<code>rope_theta</code>" in html and "<code>partial_rotary_factor</code>" in html, lang
 
 
 def test_search_takes_a_config_key_to_its_entry_and_no_key_is_a_name():

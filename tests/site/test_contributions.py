@@ -165,6 +165,11 @@ BROKEN = {
                           "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n"),
         f"termbase/data/terms/{ENTRY}.yml:27: 'atención multicabeza' (es) is marked `proposed: true` but is attested"
         " in use - remove `proposed: true`: termbase/data/attestations/es.yml quotes a published sentence that uses it"),
+    "proposed on a synonym": (
+        lambda p: edit(p / "termbase/data/terms/softmax.yml", '"softargmax": {status: admitted, type: fullForm}',
+                       '"softargmax": {status: admitted, type: fullForm, proposed: true}'),
+        "termbase/data/terms/softmax.yml:21: 'softargmax' (en) is marked `proposed: true`, which only a Spanish or"
+        " Danish preferred term can be - remove `proposed: true`"),
     "config key as a name": (
         lambda p: (edit(p / "termbase/data/terms/nope.yml", "NoPE layer, interleaved NoPE, iRoPE]",
                         "NoPE layer, interleaved NoPE, iRoPE, no_rope_layers]"),

@@ -6,10 +6,12 @@ what it recorded. A small site in a temporary folder; no browser."""
 from __future__ import annotations
 
 import json
+import time
 from types import SimpleNamespace
 
 import pytest
 
+import tests.conftest as suite
 from termbase.run.cache import Cache
 from tests.browser import crawl
 from tests.conftest import whole_command
@@ -23,6 +25,7 @@ def site(tmp_path):
     root = tmp_path / "site"
     for rel, text in {"es/glossary/x/index.html": "<p>x</p>", "es/assets/site.css": "p {}",
                       "es/assets/figures/x.svg": "<svg/>", "es/glossary/y/index.html": "<p>y</p>",
+                      "es/assets/figures/y.svg": "<svg/>", "es/search/names.json": "{}",
                       "es/search/search_index.json": json.dumps({"config": {"lang": ["es"]}, "docs": [{"t": "x"}]})}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
@@ -33,7 +36,8 @@ def kept_after_a_run(tmp_path, site, setup="setup-1", loaded=LOADED):
     """The cache after a passing run that visited PAGE, which loaded `loaded`."""
     shared, cache = tmp_path / "run", Cache(tmp_path / "cache")
     shared.mkdir(exist_ok=True)
-    new = {PAGE: {"deps": crawl.hashes(site, "es", loaded), "record": {"width": 375, "problems": []}}}
+    new = {PAGE: {"deps": crawl.hashes(site, "es", loaded), "recorded": time.time(),
+                  "record": {"width": 375, "problems": []}}}
     (shared / "crawl-es.json").write_text(json.dumps({"setup": setup, "new": new, "pages": {}}), encoding="utf-8")
     assert crawl.keep(cache, shared) == 1
     return cache
@@ -53,6 +57,13 @@ def test_a_kept_record_is_read_again_while_nothing_it_loaded_changed(tmp_path, s
     # a file no page loaded changes nothing
     (site / "es/glossary/y/index.html").write_text("<p>y changed</p>", encoding="utf-8")
     assert PAGE in reused(cache, site)
+
+
+def test_a_record_older_than_its_maximum_age_is_not_read(tmp_path, site, monkeypatch):
+    cache = kept_after_a_run(tmp_path, site)
+    assert PAGE in reused(cache, site)
+    monkeypatch.setattr(crawl, "MAX_AGE_S", -1)  # every record is older than that
+    assert reused(cache, site) == {}
 
 
 @pytest.mark.parametrize("change", ["the page", "a stylesheet", "a figure", "the index's configuration",
@@ -115,3 +126,88 @@ def test_only_the_whole_test_command_keeps_what_the_browser_recorded():
     assert not whole_command(config(deselect=["tests/browser/test_accessibility.py"]))
     assert not whole_command(config(ignore=["tests/browser/test_accessibility.py"]))
     assert not whole_command(config(ignore_glob=["*accessibility*"]))
+
+
+class Browser:
+    version = "Chromium 156"
+
+
+def visits(monkeypatch) -> list[list[str]]:
+    """crawl_language replaced by a stub: each call's pages, each page recorded as loading its
+    own HTML only (the search worker's late requests unseen)."""
+    calls: list[list[str]] = []
+
+    def stub(browser, origin, site, lang, paths=None):
+        calls.append(list(paths))
+        return {path: {"width": 375, "problems": [], "loaded": [crawl.site_file(origin, origin + path)]}
+                for path in paths}
+
+    monkeypatch.setattr(crawl, "crawl_language", stub)
+    return calls
+
+
+def crawl_of(tmp_path, site, run: str) -> crawl.Crawl:
+    (tmp_path / run).mkdir()
+    return crawl.Crawl(Browser(), "http://127.0.0.1:1", site, tmp_path / run, Cache(tmp_path / "cache"))
+
+
+def test_a_run_reads_what_a_passing_run_kept_and_visits_what_changed(tmp_path, site, monkeypatch):
+    calls = visits(monkeypatch)
+    for name in (crawl.FRESH, "CI"):
+        monkeypatch.delenv(name, raising=False)
+    log = tmp_path / "counts.log"
+    monkeypatch.setenv(crawl.COUNT_LOG, str(log))
+    first = crawl_of(tmp_path, site, "run1")
+    assert sorted(first.language("es")) == [PAGE, "/es/glossary/y/"] and first.reused["es"] == []
+    assert crawl.keep(Cache(tmp_path / "cache"), tmp_path / "run1") == 2
+    second = crawl_of(tmp_path, site, "run2")
+    assert sorted(second.language("es")) == [PAGE, "/es/glossary/y/"]
+    assert second.reused["es"] == [PAGE, "/es/glossary/y/"] and len(calls) == 1
+    # the worker's late requests were not seen, but every record depends on the language's
+    # search/ and assets/ (not on another page's figure)
+    (site / "es/assets/figures/y.svg").write_text("<svg><g/></svg>", encoding="utf-8")
+    third = crawl_of(tmp_path, site, "run3")
+    third.language("es")
+    assert third.reused["es"] == [PAGE, "/es/glossary/y/"] and len(calls) == 1
+    (site / "es/search/names.json").write_text('{"x": "glossary/x/"}', encoding="utf-8")
+    fourth = crawl_of(tmp_path, site, "run4")
+    fourth.language("es")
+    assert fourth.reused["es"] == [] and calls[-1] == [PAGE, "/es/glossary/y/"]
+    monkeypatch.setenv(crawl.FRESH, "1")
+    fifth = crawl_of(tmp_path, site, "run5")
+    fifth.language("es")
+    assert fifth.reused["es"] == [] and len(calls) == 3
+    assert log.read_text(encoding="utf-8").splitlines() == ["es\t0\t2", "es\t2\t0", "es\t2\t0", "es\t0\t2",
+                                                             "es\t0\t2"]
+
+
+def session(tmp_path, **options):
+    made = config(**options)
+    setattr(made, suite.CRAWL_RUN, str(tmp_path))
+    return SimpleNamespace(config=made)
+
+
+@pytest.mark.parametrize("exitstatus, options, kept", [(0, {}, True), (1, {}, False), (5, {}, False),
+                                                       (0, {"markexpr": "browser"}, False)])
+def test_only_a_passing_whole_command_keeps_the_records(tmp_path, monkeypatch, exitstatus, options, kept):
+    calls = []
+    monkeypatch.setattr(crawl, "keep", lambda cache, run: calls.append(run))
+    suite.pytest_sessionfinish(session(tmp_path, **options), exitstatus)
+    assert bool(calls) == kept
+
+
+def test_records_that_cannot_be_kept_are_a_warning_not_a_failure(tmp_path, monkeypatch, capsys):
+    def broken(cache, run):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(crawl, "keep", broken)
+    suite.pytest_sessionfinish(session(tmp_path), 0)
+    assert "were not kept (OSError: disk full)" in capsys.readouterr().err
+
+
+def test_the_workers_share_the_folder_the_session_made(tmp_path):
+    controller = SimpleNamespace(**{suite.CRAWL_RUN: str(tmp_path)})
+    node = SimpleNamespace(config=controller, workerinput={})
+    suite.pytest_configure_node(node)
+    worker = SimpleNamespace(workerinput=node.workerinput)
+    assert suite.crawl_run(worker) == suite.crawl_run(controller) == tmp_path

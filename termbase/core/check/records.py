@@ -276,7 +276,7 @@ def _check_names(base, report, path, lang, local, at) -> None:
                        f" under `names:` in `{lang}:`")
             continue
         line = at(lang, "names", name)
-        if name in base.config_keys:
+        if terminology.normalized(str(name)) in {terminology.normalized(str(k)) for k in base.config_keys}:
             report.add(path, line, f"'{name}' ({lang}) is a config.json key, a setting and not a name of the concept",
                        "remove it from the names: termbase/data/config_keys.yml explains the key, links it to its"
                        " entry, and search finds it there")
@@ -309,7 +309,10 @@ def _check_names(base, report, path, lang, local, at) -> None:
             report.add(path, line, f"preferred term '{name}' ({lang}) has neither an attestation nor `proposed: true`",
                        f"quote a published sentence that uses it in termbase/data/attestations/{lang}.yml,"
                        " or add `proposed: true` (proposed by this site)")
-        if fields.get("proposed") and base.attestations(lang).get(name):
+        if fields.get("proposed") and (lang not in terminology.ATTESTED or field != "term"):
+            report.add(path, line, f"'{name}' ({lang}) is marked `proposed: true`, which only a Spanish or Danish"
+                       " preferred term can be", "remove `proposed: true`")
+        elif fields.get("proposed") and base.attestations(lang).get(name):
             report.add(path, line, f"'{name}' ({lang}) is marked `proposed: true` but is attested in use",
                        f"remove `proposed: true`: termbase/data/attestations/{lang}.yml quotes a published"
                        " sentence that uses it")
