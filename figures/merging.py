@@ -151,7 +151,7 @@ def ring_schedule(devices=4):
     step = [[0] * devices for _ in range(devices)]
     for s in range(devices):
         for r in range(devices):
-            step[r][held[r]] = s + 1
+            step[r][held[r]] = s  # counted from 0, as on the page and in the code
         held = [held[(r - 1) % devices] for r in range(devices)]
     return step
 
@@ -183,14 +183,14 @@ def ring_attention_figure(ax):
             shift = -0.16 if j == r else 0.0  # into the computed half of a diagonal block
             text(ax, x + block / 2 + shift, y + block / 2 + shift, f"{schedule[r][j]}", size=12, color=ink,
                  weight="bold")
-        text(ax, x0 - 0.12, top - (r + 0.5) * block, f"$Q^{{({r + 1})}}$", size=12, ha="right", color=PART[r])
-        text(ax, x0 + (r + 0.5) * block, top + 0.17, f"$K^{{({r + 1})}}, V^{{({r + 1})}}$", size=10)
+        text(ax, x0 - 0.12, top - (r + 0.5) * block, f"$Q^{{({r})}}$", size=12, ha="right", color=PART[r])
+        text(ax, x0 + (r + 0.5) * block, top + 0.17, f"$K^{{({r})}}, V^{{({r})}}$", size=10)
     # Right: the ring.
     cx, cy, radius, size = 7.3, 1.85, 1.25, 0.62
     spots = [(cx + radius * math.cos(math.pi / 2 - 2 * math.pi * r / n),
               cy + radius * math.sin(math.pi / 2 - 2 * math.pi * r / n)) for r in range(n)]
     for r, (x, y) in enumerate(spots):
-        box(ax, x - size / 2, y - size / 2, size, size, f"${r + 1}$", fc=PART[r], ec=PART[r], size=14,
+        box(ax, x - size / 2, y - size / 2, size, size, f"${r}$", fc=PART[r], ec=PART[r], size=14,
             color=ON_DARK)
         nx, ny = spots[(r + 1) % n]
         dx, dy = nx - x, ny - y

@@ -145,3 +145,12 @@ def test_formula_counts_devices_and_shards_from_0_like_the_code():
     for lang in ("en", "es", "da"):  # the prose that restates the numbering
         page = open(f"docs/glossary/ring-attention.{lang}.md", encoding="utf-8").read()
         assert r"$r = 0, \ldots, N - 1$" in page and r"$r = 1, \ldots, N$" not in page
+
+
+def test_the_figure_numbers_steps_as_the_formula_and_the_code_do():
+    """The picture's step in each block is the s of j = (r - s) mod N, counted from 0."""
+    from figures.merging import ring_schedule
+
+    for devices in (1, 2, 4, 5):
+        schedule = ring_schedule(devices)
+        assert all(schedule[r][(r - s) % devices] == s for r in range(devices) for s in range(devices))

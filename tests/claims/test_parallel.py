@@ -47,6 +47,41 @@ def test_kv_shards_are_all_gathered_by_default_or_rotated_all_to_all():
         options.rotate_method = before
 
 
+@claim("context-parallel-allgather-keeps-all")
+def test_the_all_gather_rotater_gathers_every_shard_once_and_keeps_them_all():
+    """The default rotater's code path, on a fake process group of 4 ranks (no devices): one
+    all-gather for the whole ring, and the gathered keys of all 4 shards held to the last step."""
+    from torch.distributed.tensor.experimental._context_parallel import _attention as cp
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    assert not torch.distributed.is_initialized()
+    torch.distributed.init_process_group("fake", store=FakeStore(), rank=1, world_size=4)
+    try:
+        group = torch.distributed.group.WORLD
+        rotater = cp._create_rotater(group, seq_dim=2)
+        assert isinstance(rotater, cp._AllGatherRotater)  # the default rotate method
+        calls = []
+        gather = cp.ft_c.all_gather_single
+
+        def counted(tensor, *args, **kwargs):
+            calls.append(tuple(tensor.shape))
+            return gather(tensor, *args, **kwargs)
+
+        cp.ft_c.all_gather_single = counted
+        try:
+            shard = torch.randn(2, 3, 5, 8)  # (B, heads, T/N, d_k)
+            for _ in range(3):  # the ring's N - 1 = 3 exchanges
+                rotater.exchange_buffers(shard)
+                assert rotater.next_buffer().shape == shard.shape
+        finally:
+            cp.ft_c.all_gather_single = gather
+        assert calls == [(2, 3, 5, 8)]  # one collective for the whole ring
+        held = cp._maybe_wait(rotater._aggregated_buffer)
+        assert held.shape == (4 * 2, 3, 5, 8)  # all 4 shards, kept after the last step
+    finally:
+        torch.distributed.destroy_process_group()
+
+
 @claim("context-parallel-head-tail-float32")
 def test_causal_load_balance_pairs_head_and_tail_chunks_and_merges_in_float32():
     """By default a sequence of a multiple of 2N positions is cut into 2N chunks and device r
@@ -65,7 +100,8 @@ def test_causal_load_balance_pairs_head_and_tail_chunks_and_merges_in_float32():
     gen = torch.Generator().manual_seed(0)
     outs = torch.randn(2, 1, 2, 5, 4, generator=gen).half()  # two partial outputs
     lses = torch.randn(2, 1, 2, 5, generator=gen).half()
-    merger = cp._SDPAMerger(convert_to_f32=True, seq_dim=2)
+    assert cp._cp_options.convert_to_f32 is True  # the default the ring's merger is built with
+    merger = cp._SDPAMerger(cp._cp_options.convert_to_f32, seq_dim=2)
     for out, lse in zip(outs, lses):
         merger.step(out, lse, partial=False)
     assert merger._out.dtype == torch.float32 and merger._lse.dtype == torch.float32
