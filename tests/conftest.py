@@ -100,8 +100,10 @@ LONGEST_FIRST = ["tests/browser/test_accessibility.py", "tests/browser/test_read
 
 # What makes a test `slow`: it builds, serves or copies a project (these names, reached from the
 # test or its fixtures through the module's own functions). `browser`: it is under tests/browser.
+# scale_project (benchmarks/generate.py) copies the project to grow it; called as an attribute of
+# a module imported inside the test, it is matched by its name like the others.
 SLOW_NAMES = {"built_site", "variant_site", "copy_project", "mkdocs_build", "mkdocs_serve", "committed_copy",
-              "mini_template", "mini_project", "make_mini"}
+              "mini_template", "mini_project", "make_mini", "scale_project"}
 
 
 def _reaches_slow(func, module, seen) -> bool:
