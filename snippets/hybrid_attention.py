@@ -49,7 +49,8 @@ class FullAttention(nn.Module):
         cache["k"], cache["v"] = k, v  # (B, h, S, d_k): grows by n
         S = k.size(2)
         # The n new queries are tokens S - n .. S - 1: causal over S keys.
-        attend = torch.ones(n, S, dtype=torch.bool).tril(S - n)
+        attend = torch.ones(n, S, dtype=torch.bool, device=x.device)
+        attend = attend.tril(S - n)
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
         return self.out(o.transpose(1, 2).reshape(B, n, d))
 

@@ -151,3 +151,20 @@ def test_a_kv_cache_cuts_back_to_a_prefix_and_a_recurrent_state_does_not():
     assert long_d["state"].shape == short_d["state"].shape
     assert not torch.allclose(long_d["state"], short_d["state"], atol=1e-4)
     sb.assert_close(snapshot, short_d["state"])
+
+
+def test_every_tensor_follows_the_input_device():
+    """Under stray_tensors_on_meta a tensor made without `device=` lands on 'meta': the stack
+    (a full-attention layer's mask, a recurrent state) must make its tensors on x's device."""
+    torch.manual_seed(4)
+    types = layer_types_from_interval(4, 2)
+    stack = HybridStack(12, 3, types).to(F64)  # built outside: its parameters stay on the CPU
+    x = torch.randn(2, 5, 12, dtype=F64)
+    with torch.no_grad():
+        expected = stack(x[:, :3], [{} for _ in types])
+        caches = [{} for _ in types]
+        with sb.stray_tensors_on_meta():
+            first = stack(x[:, :3], caches)
+            second = stack(x[:, 3:], caches)  # a mask over cached keys too
+    sb.assert_same_device_and_values(first, expected)
+    assert second.device == x.device
