@@ -249,12 +249,12 @@ def language_files(site: Path, lang: str) -> list[str]:
     """The files of a language's `assets/` (but its figures) and `search/`: what its pages may
     ask for after their checks (the search worker's scripts, names.json), so every record
     depends on them whether or not its page was seen asking."""
-    root = site / sitetools.prefix(lang) if sitetools.prefix(lang) else site
+    prefix = sitetools.prefix(lang)  # "" for the default language: site / "" is the site
     found = []
     for folder in ("assets", "search"):
-        for file in sorted((root / folder).rglob("*")):
+        for file in sorted((site / prefix / folder).rglob("*")):
             rel = file.relative_to(site).as_posix()
-            if file.is_file() and not rel.startswith(sitetools.prefix(lang) + "assets/figures/"):
+            if file.is_file() and not rel.startswith(prefix + "assets/figures/"):
                 found.append(rel)
     return found
 

@@ -134,6 +134,7 @@ def check_records(base: TermBase, report) -> dict:
             continue
         records[path.stem] = (path, record, lines)
     seen = {lang: {} for lang in base.languages}
+    config_keys = {terminology.normalized(str(key)) for key in base.config_keys}  # no name may be one
     for slug, (path, term, lines) in records.items():
         def at(*keys):
             return yamlfile.line_of(lines, keys)
@@ -195,7 +196,7 @@ def check_records(base: TermBase, report) -> dict:
                 report.add(path, at(lang, "term"), f"term '{name}' ({lang}) is also the term of '{seen[lang][name]}'",
                            "terms must be unique per language")
             seen[lang][name] = slug
-            _check_names(base, report, path, lang, local, at)
+            _check_names(base, report, path, lang, local, at, config_keys)
     _check_attestations(base, report, {slug: record for slug, (_, record, _) in records.items()})
     if len(records) == len(base.term_files()):  # a record that cannot be read uses words too
         formula_words.unused(report)
@@ -250,11 +251,12 @@ class _FormulaWords:
                            f"'{label}' is in no formula of a term record", "remove it from `formula_labels:`")
 
 
-def _check_names(base, report, path, lang, local, at) -> None:
+def _check_names(base, report, path, lang, local, at, config_keys: set[str]) -> None:
     """Every name of a language block (term, synonyms, avoid) is described once under `names:`,
     with an explicit status that matches where it sits, a term type, and the gender where the
     language has one; a Spanish or Danish preferred term is attested or marked proposed, and no
-    attested name is marked proposed. A config.json key is never a name (config_keys.yml)."""
+    attested name is marked proposed. A config.json key is never a name (`config_keys`: the keys of
+    config_keys.yml, normalized as search compares them)."""
     meta = local.get("names")
     if meta is not None and not isinstance(meta, dict):
         report.add(path, at(lang, "names"), f"'{lang}.names' is not a mapping",
@@ -276,7 +278,7 @@ def _check_names(base, report, path, lang, local, at) -> None:
                        f" under `names:` in `{lang}:`")
             continue
         line = at(lang, "names", name)
-        if terminology.normalized(str(name)) in {terminology.normalized(str(k)) for k in base.config_keys}:
+        if terminology.normalized(str(name)) in config_keys:
             report.add(path, line, f"'{name}' ({lang}) is a config.json key, a setting and not a name of the concept",
                        "remove it from the names: termbase/data/config_keys.yml explains the key, links it to its"
                        " entry, and search finds it there")
