@@ -20,13 +20,19 @@ import torch
 import torch.nn.functional as F
 
 
+SEED = hashlib.sha256(b"prefix-cache").digest()  # h_0, fixed as in vLLM
+
+
 def block_hashes(tokens, block_size, salt=b""):
-    """One hash per FULL block: sha256(parent hash, the block's tokens).
-    The chain makes a block's hash depend on every token before it."""
-    hashes, parent = [], salt
+    """One hash per FULL block: sha256(parent hash, tokens, extra keys).
+    The chain makes a block's hash depend on every token before it; the
+    salt is an extra key of the first block only, as in vLLM."""
+    hashes, parent = [], SEED
     for start in range(0, len(tokens) - block_size + 1, block_size):
         block = tuple(tokens[start:start + block_size])
-        parent = hashlib.sha256(parent + repr(block).encode()).digest()
+        extra = salt if start == 0 else b""
+        key = repr((block, extra)).encode()
+        parent = hashlib.sha256(parent + key).digest()
         hashes.append(parent)
     return hashes
 

@@ -2,6 +2,7 @@
 full blocks only) and prefill on cached blocks against recomputing the whole prompt,
 then decoding on top of it; the model's attention against an explicit softmax."""
 
+import hashlib
 import math
 
 import pytest
@@ -44,6 +45,19 @@ def test_a_salt_isolates_equal_prompts():
     tokens = [1, 2, 3, 4]
     assert block_hashes(tokens, 2, b"x") != block_hashes(tokens, 2, b"y")
     assert block_hashes(tokens, 2, b"x") == block_hashes(tokens, 2, b"x")
+    assert block_hashes(tokens, 2, b"x") != block_hashes(tokens, 2)
+
+
+def test_the_chain_is_the_formula_seed_first_salt_in_the_first_block():
+    """h_0 is a fixed seed (not the salt), and the salt is one of the first
+    block's extra keys e_1, as vLLM does (page: Formula)."""
+    def h(parent, block, extra):
+        return hashlib.sha256(parent + repr((block, extra)).encode()).digest()
+
+    h1 = h(mod.SEED, (1, 2), b"x")
+    h2 = h(h1, (3, 4), b"")
+    assert block_hashes([1, 2, 3, 4, 5], 2, b"x") == [h1, h2]
+    assert mod.SEED != b"" and len(mod.SEED) == 32
 
 
 def model64(seed):
