@@ -149,8 +149,21 @@ def test_half_precision(dtype):
         sb.assert_close(out.float(), ref, dtype=dtype)
 
 
-def test_indexer_scores_are_not_attention_weights():
-    """The indexer's scores only rank keys: scaling them changes nothing."""
-    gen = torch.Generator().manual_seed(7)
-    scores = torch.randn(4, 6, generator=gen)
-    assert torch.equal(top_k_mask(scores, 2), top_k_mask(scores * 10, 2))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_large_half_scores_stay_finite_and_match_sdpa(dtype):
+    """Entries of +-40 at d_k = 64: q.k = 102400 > 65504, float16's largest
+    number; scaled first, 12800 fits. Both functions agree with SDPA."""
+    gen = torch.Generator().manual_seed(8)
+    k = 40 * (torch.randint(0, 2, (6, 64), generator=gen) * 2 - 1).float()
+    q = k[torch.randperm(6, generator=gen)][None].repeat(2, 1, 1)  # (H, L, d)
+    v = torch.randn(6, 64, generator=gen)
+    keep = top_k_mask(torch.randn(6, 6, generator=gen), 3)
+    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+    if dtype == torch.float16:  # scaling after the product overflows
+        assert torch.einsum("hld,sd->hls", q, k).isinf().any()
+    ref = F.scaled_dot_product_attention(q, k[None], v[None], attn_mask=keep,
+                                         enable_gqa=True)
+    for out in (sparse_attention_masked(q, k, v, keep),
+                sparse_attention_gathered(q, k, v, keep, 3)):
+        assert out.isfinite().all()
+        sb.assert_close(out, ref)
