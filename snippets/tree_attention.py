@@ -2,8 +2,9 @@
 
 Speculative decoding drafts several continuations that share their first
 tokens, a token tree (SpecInfer, Medusa, EAGLE). The model scores every
-node in one pass: a node attends to the cached prefix and to its ancestors
-only (the tree mask), at the position of its depth; the longest branch the
+node in one pass, with the tree's root, the last token chosen, which is
+not cached yet: a node attends to the prefix and to its ancestors only
+(the tree mask), at the position of its depth; the longest branch the
 model agrees with is accepted.
 """
 
@@ -48,11 +49,17 @@ def tree_depths(parents):
 
 
 def verify_inputs(parents, prefix_len):
-    """-> positions (N,), 0-based as in code, and the mask (N, P + N):
-    every node sees the whole prefix, then its own branch of the tree."""
-    positions = prefix_len - 1 + tree_depths(parents)
-    seen = torch.ones(len(parents), prefix_len, dtype=torch.bool)
-    return positions, torch.cat((seen, tree_mask(parents)), dim=-1)
+    """-> positions (1 + N,), 0-based as in code, and the mask (1 + N, P + N).
+    Row 0 is the root: the prefix's last token, which the previous step
+    chose and whose key and value are not cached yet; it sees the prefix.
+    Row n + 1 is node n: the whole prefix, then its own branch."""
+    num = len(parents)
+    depths = torch.cat((torch.zeros(1, dtype=torch.long),
+                        tree_depths(parents)))  # the root: depth 0
+    seen = torch.ones(num + 1, prefix_len, dtype=torch.bool)
+    tree = torch.zeros(num + 1, num, dtype=torch.bool)
+    tree[1:] = tree_mask(parents)
+    return prefix_len - 1 + depths, torch.cat((seen, tree), dim=-1)
 
 
 def rope_attention(x_q, pos_q, x_kv, pos_kv, w_q, w_k, w_v, attend=None):
@@ -72,16 +79,18 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     d_model, d_k, prefix_len = 16, 8, 5
     w_q, w_k, w_v = torch.randn(3, d_model, d_k).unbind(0)
-    prefix = torch.randn(prefix_len, d_model)  # (P, d_model), the cache
-    # Two candidates for the next token (nodes 0, 1); three branches.
+    # P - 1 cached tokens, then the root: the token the last step chose.
+    prefix = torch.randn(prefix_len, d_model)  # (P, d_model)
+    # Two candidates for the token after the root (nodes 0, 1).
     parents = [-1, -1, 0, 0, 1, 2, 3]
     drafted = torch.randn(len(parents), d_model)  # (N, d_model)
     positions, attend = verify_inputs(parents, prefix_len)
     print("positions:", positions.tolist())
     everything = torch.cat((prefix, drafted))  # (P + N, d_model)
-    all_pos = torch.cat((torch.arange(prefix_len), positions))
-    one_pass = rope_attention(drafted, positions, everything, all_pos,
-                              w_q, w_k, w_v, attend)  # (N, d_k)
+    all_pos = torch.cat((torch.arange(prefix_len - 1), positions))
+    queries = everything[prefix_len - 1:]  # the root and the N nodes
+    one_pass = rope_attention(queries, positions, everything, all_pos,
+                              w_q, w_k, w_v, attend)  # (1 + N, d_k)
     for leaf in (4, 5, 6):  # every root-to-leaf path, alone and causal
         path = [leaf]
         while parents[path[0]] >= 0:
@@ -89,7 +98,9 @@ if __name__ == "__main__":
         seq = torch.cat((prefix, drafted[path]))  # (P + depth, d_model)
         pos = torch.arange(len(seq))
         alone = rope_attention(seq, pos, seq, pos, w_q, w_k, w_v)
-        same = torch.allclose(alone[prefix_len:], one_pass[path], atol=1e-6)
+        rows = [0] + [n + 1 for n in path]  # the root, then the path
+        same = torch.allclose(alone[prefix_len - 1:], one_pass[rows],
+                              atol=1e-6)
         print("path", path, "alone equals one pass:", same)
 # --8<-- [end:demo]
 
@@ -97,7 +108,7 @@ if __name__ == "__main__":
 # --8<-- [start:accept]
 def accept_longest(parents, drafted, predicted):
     """Greedy verification. drafted[n]: node n's token; predicted[0]: the
-    model's choice after the prefix, predicted[n + 1]: after node n.
+    model's choice after the root (row 0), predicted[n + 1]: after node n.
     -> (the accepted nodes, root first; the model's next token after
     them, which is kept too)."""
     best, paths = [], {}

@@ -21,7 +21,7 @@ from tests import snippet_blocks as sb
 
 EXPECTED_OUTPUT = {
     "demo": [
-        "positions: [5, 5, 6, 6, 6, 7, 7]",
+        "positions: [4, 5, 5, 6, 6, 6, 7, 7]",
         "path [1, 4] alone equals one pass: True",
         "path [0, 2, 5] alone equals one pass: True",
         "path [0, 3, 6] alone equals one pass: True",
@@ -58,26 +58,28 @@ def weights(gen, d_model, d_k, layers=1):
 
 
 def tree_pass(prefix, drafted, parents, layers):
-    """Every layer: the prefix's own causal pass (its cache), then the tree
-    in one pass with the tree mask and positions that follow depth."""
+    """Every layer: the cached part's own causal pass (all of the prefix
+    but its last token), then the root and the tree in one pass with the
+    tree mask and positions that follow depth. -> (1 + N, d), the root first."""
     positions, attend = verify_inputs(parents, len(prefix))
-    all_pos = torch.cat((torch.arange(len(prefix)), positions))
+    cached, new = prefix[:-1], torch.cat((prefix[-1:], drafted))
+    pre = torch.arange(len(cached))
+    all_pos = torch.cat((pre, positions))
     for w in layers:
-        pre = torch.arange(len(prefix))
-        new_prefix = rope_attention(prefix, pre, prefix, pre, *w)
-        drafted = rope_attention(drafted, positions,
-                                 torch.cat((prefix, drafted)), all_pos,
-                                 *w, attend)
-        prefix = new_prefix
-    return drafted
+        out = rope_attention(cached, pre, cached, pre, *w) if len(cached) else cached
+        new = rope_attention(new, positions, torch.cat((cached, new)), all_pos, *w, attend)
+        cached = out
+    return new
 
 
-def path_alone(prefix, drafted, path, layers):
+def path_alone(prefix, drafted, path, layers, root=False):
+    """The prefix and one branch, causally; -> the branch's rows (with
+    root=True, from the root's row on)."""
     seq = torch.cat((prefix, drafted[path]))
     pos = torch.arange(len(seq))
     for w in layers:
         seq = rope_attention(seq, pos, seq, pos, *w)
-    return seq[len(prefix):]
+    return seq[len(prefix) - 1 if root else len(prefix):]
 
 
 def test_mask_rows_are_the_node_and_its_ancestors():
@@ -98,20 +100,22 @@ def test_property_one_pass_equals_every_path_alone(parents, prefix_len, layers,
     prefix = torch.randn(prefix_len, d, generator=gen, dtype=F64)
     drafted = torch.randn(len(parents), d, generator=gen, dtype=F64)
     one_pass = tree_pass(prefix, drafted, parents, ws)
+    sb.assert_close(one_pass[0], path_alone(prefix, drafted, [], ws, root=True)[-1])
     for node in range(len(parents)):  # every node, on its own path
         path = path_to(parents, node)
         alone = path_alone(prefix, drafted, path, ws)
-        sb.assert_close(one_pass[node], alone[-1])
+        sb.assert_close(one_pass[node + 1], alone[-1])
 
 
 def test_positions_follow_depth():
     parents = [-1, -1, 0, 0, 1, 2, 3]
     positions, attend = verify_inputs(parents, prefix_len=5)
     assert tree_depths(parents).tolist() == [1, 1, 2, 2, 2, 3, 3]
-    assert positions.tolist() == [5, 5, 6, 6, 6, 7, 7]
+    assert positions.tolist() == [4, 5, 5, 6, 6, 6, 7, 7]  # the root at P - 1
     for n in range(len(parents)):  # position = P - 1 + length of its path
-        assert positions[n].item() == 5 - 1 + len(path_to(parents, n))
-    assert attend.shape == (7, 12) and attend[:, :5].all()
+        assert positions[n + 1].item() == 5 - 1 + len(path_to(parents, n))
+    assert attend.shape == (8, 12) and attend[:, :5].all()
+    assert not attend[0, 5:].any()  # the root sees the prefix only
 
 
 def test_positions_in_node_order_break_the_equality():
@@ -122,26 +126,27 @@ def test_positions_in_node_order_break_the_equality():
     (w,) = weights(gen, d, d)
     prefix = torch.randn(prefix_len, d, generator=gen, dtype=F64)
     drafted = torch.randn(len(parents), d, generator=gen, dtype=F64)
-    _, attend = verify_inputs(parents, prefix_len)
-    wrong = prefix_len + torch.arange(len(parents))
-    all_pos = torch.cat((torch.arange(prefix_len), wrong))
-    out = rope_attention(drafted, wrong, torch.cat((prefix, drafted)),
-                         all_pos, *w, attend)
-    alone = path_alone(prefix, drafted, [1, 4], [w])
-    assert not torch.allclose(out[4], alone[-1])
+    right, attend = verify_inputs(parents, prefix_len)
+    everything = torch.cat((prefix, drafted))
+    for positions in (right, prefix_len - 1 + torch.arange(1 + len(parents))):
+        all_pos = torch.cat((torch.arange(prefix_len - 1), positions))
+        out = rope_attention(everything[prefix_len - 1:], positions, everything,
+                             all_pos, *w, attend)
+        alone = path_alone(prefix, drafted, [1, 4], [w])
+        assert torch.allclose(out[5], alone[-1]) == (positions is right)
 
 
 def test_a_chain_is_plain_causal_attention():
     gen = torch.Generator().manual_seed(4)
     parents, prefix_len, d = [-1, 0, 1, 2], 3, 8
     positions, attend = verify_inputs(parents, prefix_len)
-    assert torch.equal(attend, torch.ones(4, 7, dtype=torch.bool).tril(3))
-    assert positions.tolist() == [3, 4, 5, 6]
+    assert torch.equal(attend, torch.ones(5, 7, dtype=torch.bool).tril(2))
+    assert positions.tolist() == [2, 3, 4, 5, 6]
     (w,) = weights(gen, d, d)
     seq = torch.randn(prefix_len + 4, d, generator=gen, dtype=F64)
     pos = torch.arange(len(seq))
-    one_pass = rope_attention(seq[prefix_len:], positions, seq, pos, *w, attend)
-    sb.assert_close(one_pass, rope_attention(seq, pos, seq, pos, *w)[prefix_len:])
+    one_pass = rope_attention(seq[prefix_len - 1:], positions, seq, pos, *w, attend)
+    sb.assert_close(one_pass, rope_attention(seq, pos, seq, pos, *w)[prefix_len - 1:])
 
 
 def brute_force_accept(parents, drafted, predicted):
