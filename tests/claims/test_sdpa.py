@@ -195,6 +195,15 @@ def test_enable_gqa_is_repeat_interleave():
         F.scaled_dot_product_attention(q, k, v)
 
 
+@claim("sdpa-enable-gqa-experimental")
+def test_the_docstring_calls_enable_gqa_experimental_on_cuda_flash_and_math_only():
+    """What PyTorch itself says of enable_gqa on the pinned version (the GPU side is untested
+    here): an experimental feature, working only with the Flash and math kernels on CUDA."""
+    doc = " ".join(F.scaled_dot_product_attention.__doc__.split())
+    assert "Grouped Query Attention (GQA) is an experimental feature." in doc
+    assert "It currently works only for Flash_attention and math kernel on CUDA tensor" in doc
+
+
 class _Ops(TorchDispatchMode):
     """The aten operators a call dispatches to, with the shape of each result."""
 
