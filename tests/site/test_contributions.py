@@ -165,6 +165,10 @@ BROKEN = {
                           "    source: \"Autor, título\"\n    url: https://example.org/\n    read: 2026-12-03\n"),
         f"termbase/data/terms/{ENTRY}.yml:27: 'atención multicabeza' (es) is marked `proposed: true` but is attested"
         " in use - remove `proposed: true`: termbase/data/attestations/es.yml quotes a published sentence that uses it"),
+    "usage claimed for a proposed name": (  # attention-sink: its Danish name is proposed
+        lambda p: edit(p / "docs/glossary/attention-sink.da.md", "## Oprindelse\n",
+                       "## Oprindelse\n\nDanske fagfolk siger attention sink.\n"),
+        '"Danske fagfolk" claims a use that the term base marks proposed (no attestation) - skriv "Dette site'),
     "proposed on a synonym": (
         lambda p: edit(p / "termbase/data/terms/softmax.yml", '"softargmax": {status: admitted, type: fullForm}',
                        '"softargmax": {status: admitted, type: fullForm, proposed: true}'),

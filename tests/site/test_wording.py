@@ -114,3 +114,37 @@ def test_a_value_with_line_breaks_comes_back_whole():
     """A YAML value is one line to the checks even when it holds line breaks."""
     plain = _plain((5, "Primera línea.\nSegunda línea con una *palabra*."))
     assert plain[0].startswith("Primera línea.\nSegunda línea con una") and "palabra" not in plain[0]
+
+
+def claims(lang, proposed, *texts):
+    report = Report()
+    check = wording.usage_claims(BASE.style(lang), proposed)
+    for paragraph in wording.paragraphs([Line(number, text) for number, text in enumerate(texts, 1)]):
+        check(paragraph, report)
+    return [(line, what) for line, what, _ in report.problems]
+
+
+@pytest.mark.parametrize("lang, texts, found", [
+    ("da", ["Danske fagfolk bruger det engelske navn."], [(1, '"Danske fagfolk"')]),
+    ("da", ["Navnet er kort. På dansk", "bruger man det engelske navn."], [(1, '"På dansk bruger"')]),
+    ("da", ["Dette site har ikke fundet et dansk navn i offentliggjorte tekster og foreslår det engelske."], []),
+    ("es", ["En español, «atención multicabeza» es la traducción habitual."], [(1, '"es la traducción habitual"')]),
+    ("es", ["Este sitio no ha encontrado una traducción asentada y propone «atención en árbol»."], []),
+])
+def test_a_usage_claim_is_flagged_on_a_proposed_page(lang, texts, found):
+    assert [(line, what.split(" claims")[0]) for line, what in claims(lang, {"page.md"}, *texts)] == found
+
+
+def test_a_usage_claim_stands_where_the_name_is_attested():
+    """On a page whose name is attested (not in `proposed`), the same sentence is left alone."""
+    assert claims("da", {"other.md"}, "Danske fagfolk bruger det engelske navn.") == []
+
+
+def test_the_proposed_pages_follow_the_records():
+    from termbase.core.check.language import _proposed_pages
+
+    docs = PROJECT.docs / "glossary"
+    da = _proposed_pages(BASE, "da")
+    assert docs / "attention-sink.da.md" in da  # proposed: true in its record
+    assert docs / "softmax.da.md" not in da  # attested in termbase/data/attestations/da.yml
+    assert all(path.name.endswith(".da.md") for path in da)

@@ -183,7 +183,7 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True) -> None
                 _linked_names(base, item, lang, report)
             if item.source:
                 _formulas(item, decimal, report)
-        _wording(style, spanning, lines, report)
+        _wording(style, spanning, lines, report, _proposed_pages(base, lang))
         if spell and style.get("dictionary"):
             _spelling(base, lang, style["dictionary"], lines, report)
 
@@ -195,10 +195,23 @@ def _formulas(item: Line, decimal: str, report) -> None:
         check_formula(report, item.path, item.line, "a formula", tex, decimal)
 
 
-def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report) -> None:
+def _proposed_pages(base: TermBase, lang: str) -> set[Path]:
+    """The pages, in `lang`, of the entries whose preferred name in `lang` is proposed."""
+    out = set()
+    for slug, record in base.terms.items():
+        local = record.get(lang) if isinstance(record.get(lang), dict) else {}
+        names = local.get("names") if isinstance(local.get("names"), dict) else {}
+        fields = names.get(local.get("term"))
+        if isinstance(fields, dict) and fields.get("proposed"):
+            out.add(base.project.docs / "glossary" / f"{slug}.{lang}.md")
+    return out
+
+
+def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report, proposed: set[Path]) -> None:
     """The rules that read whole paragraphs (termbase/core/check/wording.py)."""
     checks = [check for check in (wording.unit_spacing(style), wording.count_forms(style),
-                                  wording.article_agreement(style)) if check]
+                                  wording.article_agreement(style), wording.usage_claims(style, proposed))
+              if check]
     for paragraph in wording.paragraphs(lines):
         for check in checks:
             check(paragraph, report)

@@ -8,7 +8,11 @@ language's style guide (termbase/data/style/<lang>.yml):
 - `articles` and `kept_english[].gender`: an article right before a kept English term agrees
   with the gender the guide gives it ("en attention sink", not "et attention sink");
 - forms to avoid with a gap, written with "…" in the guide ("give … til"): the words in order,
-  at most GAP words apart, within one sentence.
+  at most GAP words apart, within one sentence;
+- `usage_claims` (in a typography rule): on the page of an entry whose preferred name in the
+  language is `proposed: true` (no published text attests it), no sentence says what the
+  language's writers or practitioners call it ("Danske fagfolk bruger …"): the term base says
+  the site found no such use.
 
 The rules read a paragraph at a time (a sentence often spans lines in the sources) and report
 the line where the offending words are.
@@ -123,6 +127,27 @@ def count_forms(style: dict):
                                    f'"{other.group(1)}" in one sentence',
                                    "write every count of the sentence the same way (style guide: typography)")
                         break
+    return check
+
+
+def usage_claims(style: dict, proposed: set):
+    """A checker of a sentence that claims usage in the language ("På dansk bruger man …") on
+    the page of an entry whose preferred name the site proposes (`proposed`: those pages'
+    paths). The rule's `usage_claims` are regular expressions, matched case-insensitively."""
+    rule = next((rule for rule in style.get("typography") or []
+                 if isinstance(rule, dict) and rule.get("usage_claims")), None)
+    if not rule or not proposed:
+        return None
+    pattern = re.compile("|".join(f"(?:{claim})" for claim in rule["usage_claims"]), re.I)
+    fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
+
+    def check(paragraph: Paragraph, report) -> None:
+        if paragraph.path not in proposed:
+            return
+        for match in pattern.finditer(paragraph.text):
+            report.add(paragraph.path, paragraph.line_at(match.start()),
+                       f'"{match.group()}" claims a use that the term base marks proposed (no attestation)',
+                       f"{fix} (style guide: typography)")
     return check
 
 
