@@ -21,6 +21,11 @@ def terms():
     return BASE.terms
 
 ENTRY = "multi-head-attention"
+# Breakers spread over several entries, so that more of them share a copy (one file each).
+WINDOW = "sliding-window-attention"
+WINDOW_FORMULA_LINE = next(number for number, line in enumerate(
+    (ROOT / "termbase" / "data" / "terms" / f"{WINDOW}.yml").read_text(encoding="utf-8").splitlines(), 1)
+    if line.startswith("formula:")) + 1
 
 
 def prepend(path, text):
@@ -35,9 +40,10 @@ MADE_WITH_LINE = next(number for number, line in enumerate(
 BROKEN = {
     "missing translation": (lambda p: (p / f"docs/glossary/{ENTRY}.da.md").unlink(),
                             f"docs/glossary/{ENTRY}.en.md:1: no da translation of glossary/{ENTRY}.md - add docs/glossary/{ENTRY}.da.md"),
-    "missing field": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate\n", ""),
-                      f"termbase/data/terms/{ENTRY}.yml:1: field 'level' is missing - add `level:`"),
-    "missing local field": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "  short: Flere", "  kort: Flere"),
+    "missing field": (lambda p: edit(p / "termbase/data/terms/alibi.yml", "level: intermediate\n", ""),
+                      "termbase/data/terms/alibi.yml:1: field 'level' is missing - add `level:`"),
+    "missing local field": (lambda p: edit(p / "termbase/data/terms/self-attention.yml", "  short: Attention, hvor",
+                                           "  kort: Attention, hvor"),
                             "'da.short' is missing - add `short:` under `da:`"),
     "invalid front matter": (lambda p: prepend(p / "docs/index.da.md", "---\ntitle: [unclosed\n---\n"),
                              "docs/index.da.md:2: invalid front matter: expected ',' or ']', but got '<stream end>'"),
@@ -52,12 +58,12 @@ BROKEN = {
                                       + "vaswani2017:\n  title: Another paper\n  url: https://arxiv.org/abs/1\n",
                                       encoding="utf-8"),
                                   "key 'vaswani2017' is written twice (also line 2) - keep one, or give the other its own name"),
-    "unknown category": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "category: architecture", "category: magic"),
-                         f"termbase/data/terms/{ENTRY}.yml:2: unknown category 'magic' - use one of: fundamentals"),
-    "unknown level": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "level: intermediate", "level: expert"),
-                      f"termbase/data/terms/{ENTRY}.yml:3: unknown level 'expert' - use one of: beginner"),
-    "missing snippet file": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "snippets/multi_head_attention.py:demo",
-                                            "snippets/nowhere.py:demo"),
+    "unknown category": (lambda p: edit(p / "termbase/data/terms/causal-mask.yml", "category: mechanism", "category: magic"),
+                         "termbase/data/terms/causal-mask.yml:2: unknown category 'magic' - use one of: fundamentals"),
+    "unknown level": (lambda p: edit(p / "termbase/data/terms/kv-cache.yml", "level: intermediate", "level: expert"),
+                      "termbase/data/terms/kv-cache.yml:3: unknown level 'expert' - use one of: beginner"),
+    "missing snippet file": (lambda p: edit(p / "termbase/data/terms/cross-attention.yml",
+                                            "snippets/scaled_dot_product_attention.py:code", "snippets/nowhere.py:code"),
                              "snippet file snippets/nowhere.py does not exist - create it"),
     "missing snippet section": (lambda p: edit(p / "snippets/multi_head_attention.py", "[start:demo]", "[start:example]"),
                                 "section 'demo' is not marked in snippets/multi_head_attention.py"),
@@ -78,15 +84,17 @@ BROKEN = {
                   "docs/index.da.md:1: not UTF-8 (invalid continuation byte at byte 11) - save the file as UTF-8"),
     "source without URL": (lambda p: edit(p / "termbase/data/sources.yml", "url: https://arxiv.org/abs/1706.03762", "url: arxiv 1706.03762"),
                            "termbase/data/sources.yml:2: source 'vaswani2017' has no https URL"),
-    "unknown section": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Origen", "## Historia"),
+    "unknown section": (lambda p: edit(p / "docs/glossary/alibi.es.md", "## Origen", "## Historia"),
                         "unknown section 'Historia' - an entry's sections are, in this order: Significados,"),
     "formula placeholder": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "formula:\n  - ",
                                            "formula:\n  - TODO(termbase) LaTeX, e.g. x\n  - "),
                             f"termbase/data/terms/{ENTRY}.yml:7: 'formula.0' is still a placeholder - write it"),
-    "formula with a missing brace": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "formula:\n  - ",
+    "formula with a missing brace": (lambda p: edit(p / f"termbase/data/terms/{WINDOW}.yml", "formula:\n  - ",
                                                     "formula:\n  - \\frac{1}{\\tau\n  - "),
-                                     f"termbase/data/terms/{ENTRY}.yml:7: formula 1 does not parse: 1 '{{' never closed - fix the LaTeX"),
-    "stray dollar in Danish prose": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder", "Det koster $V.\n\n## Kilder"),
+                                     f"termbase/data/terms/{WINDOW}.yml:{WINDOW_FORMULA_LINE}: formula 1 does not parse:"
+                                     " 1 '{' never closed - fix the LaTeX"),
+    "stray dollar in Danish prose": (lambda p: edit(p / "docs/glossary/alibi.da.md", "## Kilder",
+                                                    "Det koster $V.\n\n## Kilder"),
                                      "a '$' opens or closes no formula (the page would show it raw) - close the formula"),
     "snippet module without BLOCKS": (lambda p: edit(p / "snippets/softmax.py", "BLOCKS = {", "EXAMPLES = {"),
                                       "snippets/softmax.py:1: the module declares no BLOCKS - add `BLOCKS = {"),
@@ -96,11 +104,12 @@ BROKEN = {
                          (p / f"docs/glossary/attention-head.{lang}.md").read_text(encoding="utf-8"), encoding="utf-8")
                          for lang in LANGS],
                      "page for 'attention-haed' has no term-base record - did you mean 'attention-head'?"),
-    "related term misspelled": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "related: [", "related: [softmx, "),
+    "related term misspelled": (lambda p: edit(p / "termbase/data/terms/ring-attention.yml", "related: [",
+                                               "related: [softmx, "),
                                 "related term 'softmx' does not exist - did you mean 'softmax'?"),
     "misspelled Danish word": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder", "Vi gennemgår trinene.\n\n## Kilder"),
                                '"trinene" is not a Danish word - did you mean "trinnene"? (or add it to termbase/data/words/da.txt)'),
-    "symbol instead of a no-break space": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes",
+    "symbol instead of a no-break space": (lambda p: edit(p / "docs/glossary/causal-mask.es.md", "## Fuentes",
                                                           "Ocupa 320\u237dKiB por token.\n\n## Fuentes"),
                                            "⍽ (U+237D, a visible symbol) in the text - write a no-break space (U+00A0)"),
     "source title for an unknown language": (lambda p: edit(p / "termbase/data/sources.yml",
@@ -117,11 +126,11 @@ BROKEN = {
                                 '"atencion" is not a Spanish word - did you mean "atención"? (or add it to termbase/data/words/es.txt)'),
     "avoided form on a page": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes", "Un núcleo fusionado lo calcula.\n\n## Fuentes"),
                                '"núcleo fusionado" - write "kernel fusionado" (style guide: kernel)'),
-    "unit after an ordinary space": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes",
+    "unit after an ordinary space": (lambda p: edit(p / "docs/glossary/kv-cache.es.md", "## Fuentes",
                                                     "Ocupa 320 KiB por token.\n\n## Fuentes"),
                                      '"320 KiB" has an ordinary space between the number and its unit - write 320\u00a0KiB,'
                                      " with a no-break space (U+00A0) (style guide: typography)"),
-    "unit with no space in Danish": (lambda p: edit(p / f"docs/glossary/{ENTRY}.da.md", "## Kilder",
+    "unit with no space in Danish": (lambda p: edit(p / "docs/glossary/kv-cache.da.md", "## Kilder",
                                                     "Cachen fylder 2,5MiB pr. token.\n\n## Kilder"),
                                      '"2,5MiB" has no space between the number and its unit - write 2,5\u00a0MiB'),
     "one count in digits and in words": (lambda p: edit(p / f"docs/glossary/{ENTRY}.es.md", "## Fuentes",
@@ -147,17 +156,17 @@ BROKEN = {
                                  "link to 'softmx.md' leads to no page - did you mean 'softmax.md'?"),
     "misspelt marker": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "{{ summary }}", "{{summary}}"),
                         "marker '{{summary}}' is not written `{{ summary }}` - write `{{ summary }}`"),
-    "unknown marker": (lambda p: edit(p / f"docs/glossary/{ENTRY}.en.md", "{{ summary }}", "{{ sumary }}"),
+    "unknown marker": (lambda p: edit(p / "docs/glossary/alibi.en.md", "{{ summary }}", "{{ sumary }}"),
                        "unknown marker '{{ sumary }}' - did you mean '{{ summary }}'?"),
     "missing interface string": (lambda p: edit(p / "termbase/data/ui.yml", ', da: "Lavet med"}', "}"),
                                  f"termbase/data/ui.yml:{MADE_WITH_LINE}: 'labels.made_with' has no 'da' string - add `da: ...` to it"),
-    "term without a status": (lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml",
-                                             '"MHA": {status: admitted, type: acronym, gender: feminine}',
-                                             '"MHA": {type: acronym, gender: feminine}'),
-                              "'MHA' (es) has no valid status (None) - add `status:` with one of: preferred,"),
+    "term without a status": (lambda p: edit(p / "termbase/data/terms/grouped-query-attention.yml",
+                                             '"GQA": {status: admitted, type: acronym, gender: feminine}',
+                                             '"GQA": {type: acronym, gender: feminine}'),
+                              "'GQA' (es) has no valid status (None) - add `status:` with one of: preferred,"),
     "preferred term neither attested nor proposed": (
-        lambda p: edit(p / f"termbase/data/terms/{ENTRY}.yml", "gender: common, proposed: true}", "gender: common}"),
-        "preferred term 'multi-head attention' (da) has neither an attestation nor `proposed: true`"
+        lambda p: edit(p / "termbase/data/terms/online-softmax.yml", "gender: common, proposed: true}", "gender: common}"),
+        "preferred term 'online softmax' (da) has neither an attestation nor `proposed: true`"
         " - quote a published sentence that uses it in termbase/data/attestations/da.yml"),
     "attested term marked proposed": (
         lambda p: prepend(p / "termbase/data/attestations/es.yml",
