@@ -55,9 +55,9 @@ class MultiHeadAttention(nn.Module):
 
     def merge_heads(self, heads):
         b, _, t, _ = heads.shape  # (B, h, T, d_k)
-        # Concatenate the heads: (B, h, T, d_k) -> (B, T, h * d_k); reshape
-        # copies because the transposed tensor is not contiguous (.view
-        # would raise).
+        # Concatenate the heads: (B, h, T, d_k) -> (B, T, h * d_k). For
+        # T > 1 the transposed tensor is not contiguous and reshape copies
+        # (.view would raise); for T = 1 it is a view.
         return heads.transpose(1, 2).reshape(b, t, self.h * self.d_k)
 
     def forward(self, query, key, value, *, attend=None):

@@ -57,9 +57,12 @@ class ShawRelativeKeys(nn.Module):
     def forward(self, q, num_keys):
         k = self.max_distance
         rel = relative_positions(q.size(-2), num_keys, device=q.device)
-        a = self.w(rel.clamp(-k, k) + k)  # (L, S, d): a_ij, row of w
+        row = rel.clamp(-k, k) + k  # (L, S): a_ij is row `row` of w
         q = q * q.size(-1) ** -0.5  # scale first: no overflow in float16
-        return torch.einsum("...ld,lsd->...ls", q, a.to(q.dtype))
+        # Only 2k + 1 vectors exist: score each query against all of them,
+        # (..., L, 2k + 1), then pick per key; never (L, S, d) copies.
+        scores = q @ self.w.weight.to(q.dtype).T
+        return scores.gather(-1, row.expand(*scores.shape[:-1], num_keys))
 
 
 def shaw_attention(q, k, v, relative_keys, *, attend=None):

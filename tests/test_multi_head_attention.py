@@ -165,3 +165,15 @@ def test_validation_and_keyword_only_mask():
     x = torch.randn(1, 3, 4)
     with pytest.raises(TypeError):
         mha(x, x, x, torch.ones(3, 3, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("tokens, copies", [(3, True), (1, False)])
+def test_merge_heads_copies_only_when_the_transpose_is_not_contiguous(tokens, copies):
+    """The comment in merge_heads: for T > 1 the (B, T, h, d_k) transpose is not contiguous and
+    reshape copies; for one token (a decoding step) it is a view of the heads' storage."""
+    mha = MultiHeadAttention(16, 4)
+    heads = torch.randn(2, 4, tokens, 4)
+    merged = mha.merge_heads(heads)
+    assert merged.shape == (2, tokens, 16)
+    assert (merged.untyped_storage().data_ptr() != heads.untyped_storage().data_ptr()) is copies
+    assert torch.equal(merged, heads.transpose(1, 2).flatten(2))
