@@ -102,13 +102,19 @@ def test_causal_mask_lets_a_token_count_its_predecessors():
         sb.assert_close(full, torch.full((length,), 1.0 / length, dtype=F64))
 
 
-def test_a_nope_score_ignores_positions_a_rope_score_does_not():
+def test_a_rope_score_depends_on_the_offset_which_a_nope_score_never_sees():
+    """A NoPE score is q . k: no position enters it. The RoPE score of the same q and k changes
+    with the offset m - n and only with it (the same at (5, 0) and (55, 50))."""
     q, k = random(2, 1, 16, seed=5)
-    nope = [(q @ k.T).item() for _ in range(3)]  # the same at any positions
-    rope = [(apply_rope(q, torch.tensor([m]), layout="half")
-             @ apply_rope(k, torch.tensor([0]), layout="half").T).item() for m in (0, 5, 50)]
-    assert nope[0] == nope[1] == nope[2]
-    assert len({round(r, 6) for r in rope}) == 3
+
+    def rope(m, n):
+        return (apply_rope(q, torch.tensor([m]), layout="half")
+                @ apply_rope(k, torch.tensor([n]), layout="half").T).item()
+
+    scores = [rope(m, 0) for m in (0, 5, 50)]
+    assert scores[0] == pytest.approx((q @ k.T).item(), abs=1e-5)  # offset 0: the NoPE score
+    assert len({round(s, 6) for s in scores}) == 3
+    assert rope(55, 50) == pytest.approx(scores[1], abs=1e-4)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -126,11 +132,17 @@ def test_half_precision_matches_float64(dtype, causal):
         sb.assert_close(shuffled.double(), low.double()[:, perm], dtype=dtype)
 
 
-@pytest.mark.parametrize("num_layers,interval", [(48, 4), (36, 4), (10, 3), (4, 1)])
-def test_no_rope_layers_is_hugging_faces_default(num_layers, interval):
-    expected = [int((layer_idx + 1) % interval != 0) for layer_idx in range(num_layers)]
-    assert no_rope_layers(num_layers, interval) == expected
-    assert no_rope_layers(num_layers, interval).count(0) == num_layers // interval
+@pytest.mark.parametrize("num_layers,interval,nope", [
+    (48, 4, [3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47]),  # Llama 4 Scout/Maverick: 12 of 48
+    (36, 4, [3, 7, 11, 15, 19, 23, 27, 31, 35]),  # SmolLM3: 9 of 36
+    (10, 3, [2, 5, 8]),
+    (4, 1, [0, 1, 2, 3]),
+])
+def test_no_rope_layers_is_hugging_faces_default(num_layers, interval, nope):
+    """Written out, not recomputed: 0 marks a NoPE layer (counted from 0), 1 a RoPE layer."""
+    flags = no_rope_layers(num_layers, interval)
+    assert len(flags) == num_layers and set(flags) <= {0, 1}
+    assert [i for i, flag in enumerate(flags) if flag == 0] == nope
 
 
 def test_query_scale_is_llama4s_formula_and_one_below_floor_scale():
@@ -139,6 +151,7 @@ def test_query_scale_is_llama4s_formula_and_one_below_floor_scale():
     sb.assert_close(nope_query_scale(positions), ref)
     assert (nope_query_scale(torch.arange(8191)) == 1).all()
     assert nope_query_scale(torch.tensor([8191])).item() == pytest.approx(1 + 0.1 * math.log(2))
+    assert nope_query_scale(torch.tensor([65535])).item() == pytest.approx(1 + 0.1 * math.log(9))
     assert (nope_query_scale(torch.arange(0, 10**6, 977)).diff() >= 0).all()
 
 

@@ -108,3 +108,17 @@ def test_rms_norm_in_float16_computes_in_float32():
     assert torch.allclose(F.rms_norm(x, (8,), eps=1e-6).float(), reference.float(), atol=1e-3)
     by_hand = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
     assert x.pow(2).isinf().any() and (by_hand == 0).all()
+
+
+@claim("softcap-rounds-to-the-cap")
+def test_a_soft_cap_rounds_to_the_cap_itself_far_above_it():
+    """c * tanh(s / c) < c in exact arithmetic, but in floating point it returns c itself once
+    s is far enough above the cap (c = 30): from s = 104 (about 3.5 c) in bfloat16, 135.25 in
+    float16 and 270.5 in float32; just below, it is still under c. So distinct large logits can
+    become equal after the cap."""
+    c = 30.0
+    for dtype, first in ((torch.bfloat16, 104.0), (torch.float16, 135.25), (torch.float32, 270.5)):
+        at = torch.tensor([first, 1000.0], dtype=dtype)
+        assert torch.equal(c * torch.tanh(at / c), torch.full((2,), c, dtype=dtype)), dtype
+        below = torch.tensor(first - {torch.bfloat16: 4.0, torch.float16: 0.25, torch.float32: 0.5}[dtype], dtype=dtype)
+        assert (c * torch.tanh(below / c)).item() < c, dtype
