@@ -184,8 +184,8 @@ BROKEN = {
         "termbase/data/terms/softmax.yml:21: 'softargmax' (en) is marked `proposed: true`, which only a Spanish or"
         " Danish preferred term can be - remove `proposed: true`"),
     "config key as a name": (
-        lambda p: (edit(p / "termbase/data/terms/nope.yml", "NoPE layer, interleaved NoPE, iRoPE]",
-                        "NoPE layer, interleaved NoPE, iRoPE, no_rope_layers]"),
+        lambda p: (edit(p / "termbase/data/terms/nope.yml", "NoPE layer, interleaved NoPE]",
+                        "NoPE layer, interleaved NoPE, no_rope_layers]"),
                    edit(p / "termbase/data/terms/nope.yml", '    "NoPE": {status: preferred, type: acronym}\n',
                         '    "NoPE": {status: preferred, type: acronym}\n    "no_rope_layers": {status: admitted, type: variant}\n')),
         "termbase/data/terms/nope.yml:21: 'no_rope_layers' (en) is a config.json key, a setting and not a name of"
