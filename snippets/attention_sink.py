@@ -111,6 +111,8 @@ class SinkCache:
         self.seen = 0  # tokens appended so far
 
     def append(self, k, v):
+        # Evicts right away: append one token at a time, or let a chunk's
+        # queries attend before appending the chunk (as StreamingLLM does).
         new = torch.arange(self.seen, self.seen + k.size(-2), device=k.device)
         self.seen += k.size(-2)
         if self.k is None:
@@ -179,7 +181,8 @@ def add_sink_afterwards(out, lse, sink):
     which is sigmoid(lse - sink); a row with no key (lse = -inf) gets 0.
     """
     keep = torch.sigmoid(lse - sink.to(lse.dtype).view(-1, 1))  # (B,h,L)
-    return out * keep.unsqueeze(-1).to(out.dtype)
+    keep = keep.unsqueeze(-1).to(out.dtype)
+    return torch.where(keep > 0, out * keep, 0.0)  # 0 even if out is NaN
 # --8<-- [end:lse]
 
 

@@ -316,3 +316,17 @@ def test_gpt_oss_layout_equals_the_sink_column():
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
         scores = (q @ k.transpose(-2, -1) * d**-0.5).masked_fill(~attend, float("-inf"))
         sb.assert_close(add_sink_afterwards(out, torch.logsumexp(scores, -1), S), expected)
+
+
+def test_a_row_without_keys_gets_zero_even_if_attention_returned_nan():
+    """add_sink_afterwards' docstring: lse = -inf (no key in the row) gives 0, whatever the
+    kernel returned for that row (NaN from a kernel that divides 0 by 0)."""
+    from snippets.attention_sink import add_sink_afterwards
+
+    out = torch.randn(1, 2, 3, 4)
+    out[0, 1, 2] = float("nan")
+    lse = torch.zeros(1, 2, 3)
+    lse[0, 1, 2] = float("-inf")
+    got = add_sink_afterwards(out, lse, torch.zeros(2))
+    assert torch.equal(got[0, 1, 2], torch.zeros(4))
+    assert torch.allclose(got[0, 0], out[0, 0] * 0.5)  # sigmoid(0 - 0) = 1/2
