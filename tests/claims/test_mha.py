@@ -243,6 +243,14 @@ def test_grad_path_without_weights_gives_zero_attention():
         mha.out_proj.bias.fill_(0.5)
     out, _ = mha(x, x, x, key_padding_mask=padding, need_weights=False)
     assert (out[1] == 0.5).all()
+    # Other ways off the fast path, without gradients: training mode, or keys and values that
+    # are not the queries' tensor (no self-attention). The same: attention 0, output the bias.
+    with torch.no_grad():
+        training, _ = mha(x, x, x, key_padding_mask=padding, need_weights=False)
+        mha.eval()
+        other, _ = mha(x, x.clone(), x.clone(), key_padding_mask=padding, need_weights=False)
+    assert (training[1] == 0.5).all() and (other[1] == 0.5).all()
+
 
 
 
