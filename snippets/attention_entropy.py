@@ -40,10 +40,16 @@ def attention_entropy(weights):
 def entropy_from_logits(scores):
     """The same entropy from the scores, without forming log(0):
     H = logsumexp(z) - sum_j a_j z_j. scores: (..., L, S), -inf = masked.
+    In float32 at least, and shifted by the row maximum first: the two
+    terms are large and nearly equal when the scores are large.
     """
-    weights = scores.softmax(-1)
-    finite = torch.where(scores.isfinite(), scores, 0.0)
-    h = scores.logsumexp(-1) - (weights * finite).sum(-1)
+    z = scores.to(torch.promote_types(scores.dtype, torch.float32))
+
+    top = z.amax(-1, keepdim=True)
+    z = z - torch.where(top.isfinite(), top, 0.0)  # (..., L, S), max 0
+    weights = z.softmax(-1)
+    finite = torch.where(z.isfinite(), z, 0.0)
+    h = z.logsumexp(-1) - (weights * finite).sum(-1)
     return h.clamp_min(0.0)  # rounding can leave -1e-7 where H = 0
 
 
@@ -51,7 +57,8 @@ def sdpa_weights(q, k, *, attend=None, scale=None):
     """The weights F.scaled_dot_product_attention uses, read back through
     its output: with v = the identity (S x S), softmax(...) @ I = A.
     q: (..., L, d_k), k: (..., S, d_k) -> (..., L, S)."""
-    eye = torch.eye(k.size(-2), dtype=q.dtype).expand(*k.shape[:-1], -1)
+    eye = torch.eye(k.size(-2), dtype=q.dtype, device=q.device)
+    eye = eye.expand(*k.shape[:-1], -1)  # (..., S, S), on q's device
     return F.scaled_dot_product_attention(q, k, eye, attn_mask=attend,
                                           scale=scale)
 

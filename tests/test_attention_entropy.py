@@ -286,3 +286,29 @@ def test_equal_logits_do_not_move_with_the_scale_and_negative_scales_raise_it_ba
 def test_two_maxima_keep_log_2_at_any_scale():
     z = torch.tensor([1.0, 1.0, 0.0, -1.0], dtype=F64)
     torch.testing.assert_close(entropy_from_logits(1e4 * z), torch.tensor(math.log(2), dtype=F64))
+
+
+def test_sdpa_weights_makes_its_identity_on_the_inputs_device():
+    """Under stray_tensors_on_meta a tensor made without `device=` lands on 'meta': the
+    identity that reads the weights back must be made on q's device (on a GPU the old line
+    made it on the CPU and SDPA refused the mix)."""
+    gen = torch.Generator().manual_seed(9)
+    q, k = torch.randn(2, 2, 5, 8, generator=gen, dtype=torch.float64).unbind(0)
+    expected = sdpa_weights(q, k)
+    with sb.stray_tensors_on_meta():
+        got = sdpa_weights(q, k)
+    sb.assert_same_device_and_values(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_entropy_from_large_half_precision_logits_stays_close(dtype):
+    """Scores near 100 in half precision: logsumexp and sum a*z are both about 100 and nearly
+    equal; computed in float32 after subtracting the row maximum, the entropy of the
+    half-precision scores stays within 1e-3 nats of the float64 entropy of the same numbers."""
+    gen = torch.Generator().manual_seed(10)
+    scores = (100 + 8 * torch.randn(4, 16, 64, generator=gen, dtype=torch.float64)).to(dtype)
+    exact = entropy_from_logits(scores.double())
+    got = entropy_from_logits(scores)
+    assert got.dtype == torch.float32  # float64 stays float64
+
+    assert (got.double() - exact).abs().max() < 1e-3
