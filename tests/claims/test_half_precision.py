@@ -117,8 +117,10 @@ def test_a_soft_cap_rounds_to_the_cap_itself_far_above_it():
     float16 and 270.5 in float32; just below, it is still under c. So distinct large logits can
     become equal after the cap."""
     c = 30.0
-    for dtype, first in ((torch.bfloat16, 104.0), (torch.float16, 135.25), (torch.float32, 270.5)):
+    # (dtype, the first s that gives c, the representable step below it)
+    for dtype, first, step in ((torch.bfloat16, 104.0, 4.0), (torch.float16, 135.25, 0.25),
+                               (torch.float32, 270.5, 0.5)):
         at = torch.tensor([first, 1000.0], dtype=dtype)
         assert torch.equal(c * torch.tanh(at / c), torch.full((2,), c, dtype=dtype)), dtype
-        below = torch.tensor(first - {torch.bfloat16: 4.0, torch.float16: 0.25, torch.float32: 0.5}[dtype], dtype=dtype)
+        below = torch.tensor(first - step, dtype=dtype)
         assert (c * torch.tanh(below / c)).item() < c, dtype

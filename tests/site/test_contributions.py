@@ -20,12 +20,17 @@ BASE = TermBase(PROJECT)
 def terms():
     return BASE.terms
 
+def line_starting(relative: str, start: str) -> int:
+    """The number of the first line of a project file that starts with `start` (indentation
+    aside): where the checker reports a problem in it."""
+    lines = (ROOT / relative).read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(lines, 1) if line.lstrip().startswith(start))
+
+
 ENTRY = "multi-head-attention"
 # Breakers spread over several entries, so that more of them share a copy (one file each).
 WINDOW = "sliding-window-attention"
-WINDOW_FORMULA_LINE = next(number for number, line in enumerate(
-    (ROOT / "termbase" / "data" / "terms" / f"{WINDOW}.yml").read_text(encoding="utf-8").splitlines(), 1)
-    if line.startswith("formula:")) + 1
+WINDOW_FORMULA_LINE = line_starting(f"termbase/data/terms/{WINDOW}.yml", "formula:") + 1
 
 
 def prepend(path, text):
@@ -33,9 +38,8 @@ def prepend(path, text):
 
 
 # (what breaks, how to break it, the line the checker must print)
-MADE_WITH_LINE = next(number for number, line in enumerate(
-    (ROOT / "termbase" / "data" / "ui.yml").read_text(encoding="utf-8").splitlines(), 1)
-    if line.lstrip().startswith("made_with:"))
+MADE_WITH_LINE = line_starting("termbase/data/ui.yml", "made_with:")
+
 
 BROKEN = {
     "missing translation": (lambda p: (p / f"docs/glossary/{ENTRY}.da.md").unlink(),

@@ -24,14 +24,19 @@ class Line:
         self.path, self.line, self.text, self.markdown, self.plain = "page.md", line, text, text, text
 
 
-def problems(lang, *texts):
-    style = BASE.style(lang)
+def run(checks, *texts):
+    """What the paragraph checks report for the texts, each text a line (numbered from 1)."""
     report = Report()
     paragraphs = wording.paragraphs([Line(number, text) for number, text in enumerate(texts, 1)])
-    for check in (wording.unit_spacing(style), wording.count_forms(style), wording.article_agreement(style)):
+    for check in checks:
         for paragraph in paragraphs:
             check(paragraph, report)
     return report.problems
+
+
+def problems(lang, *texts):
+    style = BASE.style(lang)
+    return run((wording.unit_spacing(style), wording.count_forms(style), wording.article_agreement(style)), *texts)
 
 
 CORRECT = [
@@ -117,11 +122,8 @@ def test_a_value_with_line_breaks_comes_back_whole():
 
 
 def claims(lang, proposed, *texts):
-    report = Report()
-    check = wording.usage_claims(BASE.style(lang), proposed)
-    for paragraph in wording.paragraphs([Line(number, text) for number, text in enumerate(texts, 1)]):
-        check(paragraph, report)
-    return [(line, what) for line, what, _ in report.problems]
+    found = run([wording.usage_claims(BASE.style(lang), proposed)], *texts)
+    return [(line, what) for line, what, _ in found]
 
 
 @pytest.mark.parametrize("lang, texts, found", [
