@@ -44,7 +44,6 @@ def entropy_from_logits(scores):
     terms are large and nearly equal when the scores are large.
     """
     z = scores.to(torch.promote_types(scores.dtype, torch.float32))
-
     top = z.amax(-1, keepdim=True)
     z = z - torch.where(top.isfinite(), top, 0.0)  # (..., L, S), max 0
     weights = z.softmax(-1)
