@@ -42,8 +42,9 @@ class KVCache:
         if self.k is None:
             self.k, self.v = k, v
         else:
-            # cat copies the whole cache at every step: simple, not fast.
-            # Servers preallocate the memory instead (paged_attention.py).
+            # cat copies the whole cache at every step: simple, not fast
+            # (Hugging Face's DynamicCache does the same). Servers
+            # preallocate the memory or manage it in blocks.
             self.k = torch.cat([self.k, k], dim=-2)
             self.v = torch.cat([self.v, v], dim=-2)
         return self.k, self.v

@@ -18,7 +18,7 @@ from torch import nn
 
 class MultiHeadAttention(nn.Module):
     """Concat(head_1, ..., head_h) W^O,
-    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+    head_i = Attention(query W_i^Q, key W_i^K, value W_i^V).
 
     query: (B, L, d_model), key: (B, S, kdim), value: (B, S, vdim)
     -> (B, L, d_model)
@@ -56,8 +56,9 @@ class MultiHeadAttention(nn.Module):
     def merge_heads(self, heads):
         b, _, t, _ = heads.shape  # (B, h, T, d_k)
         # Concatenate the heads: (B, h, T, d_k) -> (B, T, h * d_k). For
-        # T > 1 the transposed tensor is not contiguous and reshape copies
-        # (.view would raise); for T = 1 it is a view.
+        # T > 1 and h > 1 the transposed tensor is not contiguous and
+        # reshape copies (.view would raise); for T = 1 or h = 1 it is a
+        # view.
         return heads.transpose(1, 2).reshape(b, t, self.h * self.d_k)
 
     def forward(self, query, key, value, *, attend=None):

@@ -34,8 +34,8 @@ def scaled_dot_product_attention(q, k, v, *, attend=None):
         mask with float16/bfloat16 q, which SDPA accepts, is added in
         float32, at the precision SDPA keeps it.
     float16/bfloat16 work as long as the scaled scores fit the dtype.
-    Every query needs at least one key it may attend; masks.py handles
-    rows with none.
+    Every query needs at least one key it may attend: a row with none
+    gives NaN here (see the entry attention mask).
     """
     d_k = q.size(-1)
     # Without 1/sqrt(d_k) the dot products grow with d_k and the softmax

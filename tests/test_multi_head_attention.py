@@ -167,13 +167,14 @@ def test_validation_and_keyword_only_mask():
         mha(x, x, x, torch.ones(3, 3, dtype=torch.bool))
 
 
-@pytest.mark.parametrize("tokens, copies", [(3, True), (1, False)])
-def test_merge_heads_copies_only_when_the_transpose_is_not_contiguous(tokens, copies):
-    """The comment in merge_heads: for T > 1 the (B, T, h, d_k) transpose is not contiguous and
-    reshape copies; for one token (a decoding step) it is a view of the heads' storage."""
-    mha = MultiHeadAttention(16, 4)
-    heads = torch.randn(2, 4, tokens, 4)
+@pytest.mark.parametrize("tokens, h, copies", [(3, 4, True), (1, 4, False), (3, 1, False)])
+def test_merge_heads_copies_only_when_the_transpose_is_not_contiguous(tokens, h, copies):
+    """The comment in merge_heads: for T > 1 and h > 1 the (B, T, h, d_k) transpose is not
+    contiguous and reshape copies; for one token (a decoding step) or one head it is a view of the
+    heads' storage."""
+    mha = MultiHeadAttention(4 * h, h)
+    heads = torch.randn(2, h, tokens, 4)
     merged = mha.merge_heads(heads)
-    assert merged.shape == (2, tokens, 16)
+    assert merged.shape == (2, tokens, 4 * h)
     assert (merged.untyped_storage().data_ptr() != heads.untyped_storage().data_ptr()) is copies
     assert torch.equal(merged, heads.transpose(1, 2).flatten(2))

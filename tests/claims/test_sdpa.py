@@ -86,6 +86,10 @@ def test_is_causal_is_the_upper_left_triangle():
         upper_left = torch.ones(length, source, dtype=torch.bool).tril()
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         assert close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=upper_left))
+    # A decode step, one query over 5 keys: the query sees key 0 only, so it gets value 0.
+    q, k, v = qkv(length=1, source=5)
+    assert close(F.scaled_dot_product_attention(q, k, v, is_causal=True), v[..., :1, :])
+
 
 
 @claim("sdpa-causal-lower-right")
@@ -95,6 +99,10 @@ def test_causal_lower_right_is_the_lower_right_triangle():
         lower_right = torch.ones(length, source, dtype=torch.bool).tril(diagonal=source - length)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(length, source))
         assert close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=lower_right))
+    # It is a bias object, not a boolean tensor: it does not combine with a padding mask.
+    with pytest.raises(NotImplementedError):
+        causal_lower_right(2, 5) & torch.ones(2, 5, dtype=torch.bool)
+
 
 
 @claim("sdpa-mask-and-is-causal-backend")
@@ -440,3 +448,30 @@ def test_fa4_activation_registers_cuda_kernels_only(monkeypatch):
     finally:
         _fa4._fa4_import_module.cache_clear()
     assert attention.current_flash_attention_impl() is None
+
+
+@claim("masked-nan-leaks")
+def test_a_masked_key_with_nan_or_inf_still_reaches_the_output():
+    """Masking zeroes a key's weight, not its value: 0 * NaN is NaN and 0 * inf is NaN."""
+    q, k, v = qkv(source=5)
+    attend = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+    attend[1, ..., 3:] = False  # the second sequence is padded after 3 keys
+    finite = v.clone()
+    finite[1, :, 3:] = 1e4  # any finite number: no effect
+    assert close(F.scaled_dot_product_attention(q, k, finite, attn_mask=attend),
+                 F.scaled_dot_product_attention(q, k, v, attn_mask=attend))
+    for bad in (float("nan"), float("inf")):
+        poisoned = v.clone()
+        poisoned[1, :, 3:] = bad
+        for backend in (None, SDPBackend.MATH):
+            with sdpa_kernel(backend) if backend else contextlib.nullcontext():
+                out = F.scaled_dot_product_attention(q, k, poisoned, attn_mask=attend)
+            assert out[0].isfinite().all() and out[1].isnan().all()
+    mha = nn.MultiheadAttention(8, 2, batch_first=True)
+    x, memory = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    padded = torch.zeros(2, 5, dtype=torch.bool)
+    padded[1, 3:] = True  # nn.MultiheadAttention: True = ignore
+    memory[1, 3:] = float("nan")
+    for need_weights in (False, True):
+        out, _ = mha(x, memory, memory, key_padding_mask=padded, need_weights=need_weights)
+        assert out[0].isfinite().all() and out[1].isnan().all()

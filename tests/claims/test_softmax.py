@@ -35,3 +35,24 @@ def test_softmax_normalises_along_its_dim():
     assert torch.allclose(over_keys.sum(-1), torch.ones(4))  # rows
     assert torch.allclose(over_queries.sum(-2), torch.ones(5))  # columns
     assert not torch.allclose(over_queries.sum(-1), torch.ones(4))
+
+
+@claim("cross-entropy-takes-logits")
+def test_cross_entropy_applies_log_softmax_to_logits():
+    logits = torch.tensor([[2.0, 1.0, 0.0], [0.5, -1.0, 3.0]])
+    target = torch.tensor([0, 2])
+    loss = torch.nn.functional.cross_entropy(logits, target)
+    by_hand = -torch.log_softmax(logits, dim=-1)[[0, 1], target].mean()
+    assert torch.allclose(loss, by_hand)
+    assert torch.allclose(torch.nn.CrossEntropyLoss()(logits, target), by_hand)
+    # A softmax in front is a different (wrong) loss, not the same one.
+    twice = torch.nn.functional.cross_entropy(torch.softmax(logits, dim=-1), target)
+    assert not torch.allclose(twice, loss, atol=1e-2)
+
+
+@claim("log-softmax-no-underflow")
+def test_log_softmax_is_finite_where_softmax_log_is_minus_inf():
+    logits = torch.tensor([0.0, -200.0])  # e^-200 underflows float32
+    assert torch.softmax(logits, dim=-1)[1] == 0
+    assert torch.softmax(logits, dim=-1).log()[1] == float("-inf")
+    assert torch.allclose(torch.log_softmax(logits, dim=-1), torch.tensor([0.0, -200.0]))
