@@ -16,9 +16,12 @@ def pages(lang, attestations=None):
 
 def test_the_summary_box_gives_every_status_in_the_page_language():
     box = pages("es", {}).summary("multi-head-attention", "glossary/multi-head-attention.md")
-    assert ("**Estatus:** *atención multicabeza*: [preferente, propuesto por este sitio]"
+    # The status words agree with a feminine name (ui.yml `agreement`), in its own language only.
+    assert ("**Estatus:** *atención multicabeza*: [preferente, propuesta por este sitio]"
             "(../terminology.md#multi-head-attention)") in box
-    assert "MHA (admitido)" in box and "~~atención multicabezal~~ (desaconsejado)" in box
+    assert "MHA (admitida)" in box and "~~atención multicabezal~~ (desaconsejada)" in box
+    softmax = pages("es", {}).summary("softmax", "glossary/softmax.md")
+    assert "exponencial normalizada (admitida)" in softmax and "función softmax (admitida)" in softmax
     assert ('Dansk: *multi-head attention*{ lang="da" } (<a href="/da/terminology/#multi-head-attention" '
             'hreflang="da">preferente, propuesto por este sitio</a>)') in box
 
@@ -31,7 +34,7 @@ def test_an_attested_term_says_so_and_the_terminology_page_quotes_it():
     assert "Español: *caché KV*" in box and "foretrukken, belagt</a>)" in box
     table = pages("es", {"es": {"caché KV": [quote]}}).terminology_table(None, "terminology.md")
     row = next(line for line in table.splitlines() if "**caché KV**" in line)
-    assert "preferente, documentado" in row and "«La caché KV guarda las claves.»" in row
+    assert "preferente, documentada" in row and "«La caché KV guarda las claves.»" in row
     assert '<a href="https://example.org/">Autor, Título</a>; consultado el 2026-12-03' in row
 
 
@@ -42,3 +45,21 @@ def test_the_terminology_page_lists_every_name_once():
     assert len(table.strip().splitlines()) == expected + 2
     row = next(line for line in table.splitlines() if "**attention-hoved**" in line)
     assert "| foretrukken, foreslået af dette site | fuld form | intetkøn |" in row
+
+
+def test_an_agreement_form_that_would_never_be_used_is_named():
+    from termbase.core import check
+    from termbase.core.check import records
+
+    base = TermBase(PROJECT)
+    report = check.Report(PROJECT)
+    records._agreement(base, report, {}, {
+        "es": {"feminine": {"admitido": "admitida", "admitidos": "admitidas"}, "neuter": {}},
+        "en": {"feminine": {}},
+    })
+    found = [str(problem) for problem in report]
+    assert len(found) == 3, found
+    assert any("'agreement.es.feminine.admitidos' does not give a form" in p for p in found)
+    assert any("'agreement.es.neuter' is not a gender of es" in p for p in found)
+    assert any("'agreement.en' is not a language with genders" in p for p in found)
+    assert all(p.startswith("termbase/data/ui.yml:") for p in found)

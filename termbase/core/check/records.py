@@ -44,6 +44,8 @@ def check_data(base: TermBase, report) -> bool:
                 _languages_of(base, report, lines, (group, label), per, required=base.project.other_languages)
         elif group == "formula_text":
             _formula_text(base, report, lines, entries)
+        elif group == "agreement":
+            _agreement(base, report, lines, entries)
         elif group == "formula_labels" and not (isinstance(entries, list)
                                                 and all(isinstance(x, str) for x in entries)):
             report.add(data / "ui.yml", yamlfile.line_of(lines, (group,)), "'formula_labels' is not a list of strings",
@@ -104,6 +106,36 @@ def _formula_text(base, report, lines, entries) -> None:
                 report.add(path, yamlfile.line_of(lines, ("formula_text", word, lang)),
                            f"'formula_text.\"{word}\".{lang}' is not plain words: {text!r}",
                            "write it as a quoted string without { } \\ $ < > & % # ^ _ ~")
+
+
+def _agreement(base, report, lines, entries) -> None:
+    """`agreement`: lang -> gender -> {status word: the form that agrees with a name of that
+    gender}. A word that is not one of the language's status words would never be used."""
+    path = base.project.data_dir / "ui.yml"
+    if not isinstance(entries, dict):
+        report.add(path, yamlfile.line_of(lines, ("agreement",)), "'agreement' is not a mapping",
+                   "write `agreement: {es: {feminine: {admitido: admitida}}}`")
+        return
+    terminology_ui = base.ui.get("terminology") or {}
+    for lang, genders in entries.items():
+        if lang not in terminology.GENDERS or not isinstance(genders, dict):
+            report.add(path, yamlfile.line_of(lines, ("agreement", lang)),
+                       f"'agreement.{lang}' is not a language with genders mapped to forms",
+                       f"use one of {', '.join(terminology.GENDERS)}, each `<gender>: {{word: form}}`")
+            continue
+        words = {per.get(lang) for per in terminology_ui.values() if isinstance(per, dict)}
+        for gender, forms in genders.items():
+            key = ("agreement", lang, gender)
+            if gender not in terminology.GENDERS[lang] or not isinstance(forms, dict):
+                report.add(path, yamlfile.line_of(lines, key), f"'agreement.{lang}.{gender}' is not a gender of "
+                           f"{lang} mapped to forms", f"use one of {', '.join(terminology.GENDERS[lang])}")
+                continue
+            for word, form in forms.items():
+                if word not in words or not isinstance(form, str) or not form:
+                    report.add(path, yamlfile.line_of(lines, key + (word,)),
+                               f"'agreement.{lang}.{gender}.{word}' does not give a form for one of the "
+                               f"{lang} status words of `terminology:`",
+                               f"key it by a {lang} word of `terminology:` and give the agreeing form")
 
 
 def _languages_of(base, report, lines, key, per, required, empty_ok=()):
