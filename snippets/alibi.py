@@ -41,9 +41,9 @@ def alibi_bias(num_heads, num_queries, num_keys=None, *,
 
     Query row r is at position i = S - L + r: the last L of S positions,
     as when L new tokens follow S - L cached ones (L == S: plain causal).
-    At least float32 even for half-precision q: SDPA accepts that, and
-    bfloat16 keeps only 8 significant bits (2 to 3 decimal digits) of
-    m_h * (i - j).
+    At least float32 even for half-precision q: SDPA on the CPU accepts
+    that, and bfloat16 keeps only 8 significant bits (2 to 3 decimal
+    digits) of m_h * (i - j).
     """
     s = num_queries if num_keys is None else num_keys
     if num_queries > s:
@@ -62,6 +62,8 @@ def alibi_attention(q, k, v):
     -> (B, H, L, d). No position embeddings anywhere else."""
     bias = alibi_bias(q.size(-3), q.size(-2), k.size(-2), dtype=q.dtype,
                       device=q.device)  # (H, L, S)
+    if q.device.type != "cpu":  # CUDA kernels want q's dtype (untested)
+        bias = bias.to(q.dtype)
     # SDPA adds attn_mask to q k^T / sqrt(d). The mask is already causal:
     # never pass is_causal=True as well.
     return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)

@@ -108,7 +108,7 @@ class MultiHeadLatentAttention(nn.Module):
         w_uv = self.w_uv.weight.view(self.h, self.d_h, self.d_c)
         q_c = self.w_q(x).view(b, length, self.h, self.d_h).transpose(1, 2)
         # the naive form's scale 1/sqrt(d_h + d_r), not 1/sqrt(d_c + d_r);
-        # applied to the queries first, so float16 scores cannot overflow
+        # applied to the queries first, so float16 scores overflow later
         scale = (self.d_h + self.d_r) ** -0.5
         q_lat = torch.einsum("bhld,hdc->bhlc", q_c, w_uk) * scale
         q_r = self.rope_queries(x, positions) * scale  # (B, h, L, d_r)

@@ -133,8 +133,10 @@ class NativeSparseAttention(torch.nn.Module):
 
     def prepare(self, x):
         """x: (T, d_model) -> q (1, h, T, d_k), {branch: (k, v)}, each
-        (1, G, S, d_k), {branch: mask}, gates (3, 1, h, T, 1)."""
+        (1, G, S, d_k), {branch: mask}, gates (3, h, T, 1)."""
         T = x.size(0)
+        if T < self.block:  # unfold needs one whole compressed block
+            raise ValueError(f"{T} tokens: fewer than a block of {self.block}")
         q = self.wq(x).unflatten(-1, (self.h, self.d_k)).transpose(0, 1)
         kv = self.wkv(x).unflatten(-1, (6, self.groups, self.d_k))
         kv = kv.permute(1, 2, 0, 3)  # (6, G, T, d_k)

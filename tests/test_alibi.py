@@ -245,3 +245,20 @@ def test_every_tensor_follows_the_inputs_device():
     sb.assert_same_device_and_values(out, expected)
     assert alibi_slopes(6, device="meta").device.type == "meta"
     assert alibi_bias(4, 3, 5, device="meta").device.type == "meta"
+
+
+@pytest.mark.parametrize("device, mask_dtype", [("cpu", torch.float32), ("meta", torch.bfloat16)])
+def test_the_mask_stays_float32_on_the_cpu_and_takes_qs_dtype_elsewhere(monkeypatch, device, mask_dtype):
+    """The branch for CUDA, run on the meta device (no data, so no GPU needed): off the CPU the
+    mask is converted to q's dtype, as CUDA's kernels want; on the CPU it stays float32."""
+    seen = []
+    real = F.scaled_dot_product_attention
+
+    def spy(q, k, v, attn_mask=None, **kwargs):
+        seen.append(attn_mask.dtype)
+        return real(q, k, v, attn_mask=attn_mask, **kwargs)
+
+    monkeypatch.setattr(mod.F, "scaled_dot_product_attention", spy)
+    q = torch.randn(1, 4, 3, 8, dtype=torch.bfloat16, device=device)
+    alibi_attention(q, q, q)
+    assert seen == [mask_dtype]

@@ -309,3 +309,10 @@ def test_the_overlap_rule_is_equation_9_only_when_l_d_and_b_are_equal(
         assert paper[16:21, j].tolist() == [1, 2, 2, 2, 1]
         assert ours[:, j].nonzero().flatten().tolist() == [19, 20, 21, 22, 23]
         assert ours[19:24, j].tolist() == [1, 1, 1, 1, 1]
+
+
+def test_fewer_tokens_than_a_compressed_block_is_refused_with_the_reason():
+    nsa = NativeSparseAttention(16, 4, 2, 8, block=4)
+    with pytest.raises(ValueError, match="3 tokens: fewer than a block of 4"):
+        nsa(torch.randn(3, 16))
+    assert nsa(torch.randn(4, 16)).shape == (1, 4, 4, 8)

@@ -124,3 +124,17 @@ def test_a_soft_cap_rounds_to_the_cap_itself_far_above_it():
         assert torch.equal(c * torch.tanh(at / c), torch.full((2,), c, dtype=dtype)), dtype
         below = torch.tensor(first - step, dtype=dtype)
         assert (c * torch.tanh(below / c)).item() < c, dtype
+
+
+@claim("sdpa-half-unscaled-no-overflow")
+def test_sdpa_float16_with_scale_one_stays_finite_on_the_cpu():
+    """Unscaled (scale=1.0): q.k reaches 102400, past float16's range, yet SDPA's CPU path keeps
+    the scores in float32 and returns the float32 result, where `q @ k.T` in float16 is inf."""
+    q, k, v = large_logits()
+    assert (q.half() @ k.half().transpose(-2, -1)).isinf().any()
+    out = F.scaled_dot_product_attention(q.half(), k.half(), v.half(), scale=1.0)
+    assert out.dtype == torch.float16 and out.isfinite().all()
+    assert torch.allclose(out.float(), F.scaled_dot_product_attention(q, k, v, scale=1.0), atol=1e-2)
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        math_out = F.scaled_dot_product_attention(q.half(), k.half(), v.half(), scale=1.0)
+    assert math_out.isfinite().all()

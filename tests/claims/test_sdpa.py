@@ -113,12 +113,14 @@ def test_mask_and_is_causal_depends_on_the_backend():
     with sdpa_kernel(SDPBackend.MATH):
         with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
             F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
-    # The default CPU path for 4-D float32 inputs and a 2-D or 4-D mask: no error, and both
-    # masks apply.
+    # The default CPU path for 4-D inputs of any float dtype and a 2-D or 4-D mask: no error,
+    # and both masks apply.
     both = mask & torch.ones(4, 4, dtype=torch.bool).tril()
-    for shaped in (mask, mask[None, None], mask.expand(2, 2, 4, 4)):
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=shaped, is_causal=True)
-        assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-6)
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        q, k, v = (t.to(dtype) for t in qkv(length=4, source=4))
+        for shaped in (mask, mask[None, None], mask.expand(2, 2, 4, 4)):
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=shaped, is_causal=True)
+            assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v, attn_mask=both), atol=1e-6)
     # A 3-D mask, (h, L, S), sends the same call to the math backend, which raises.
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
         F.scaled_dot_product_attention(q, k, v, attn_mask=mask.expand(2, 4, 4), is_causal=True)
@@ -475,3 +477,11 @@ def test_a_masked_key_with_nan_or_inf_still_reaches_the_output():
     for need_weights in (False, True):
         out, _ = mha(x, memory, memory, key_padding_mask=padded, need_weights=need_weights)
         assert out[0].isfinite().all() and out[1].isnan().all()
+
+
+@claim("sdpa-doc-float-mask-same-dtype")
+def test_the_documentation_asks_for_a_float_mask_of_the_querys_dtype():
+    # What the pages say PyTorch documents for CUDA; the CPU accepts float32 with half
+    # precision anyway (claim sdpa-float32-mask-bfloat16-precision).
+    doc = " ".join(F.scaled_dot_product_attention.__doc__.split())
+    assert "A float mask of the same type as query, key, value that is added to the attention score." in doc
