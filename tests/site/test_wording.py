@@ -132,6 +132,11 @@ def claims(lang, proposed, *texts):
     ("da", ["Dette site har ikke fundet et dansk navn i offentliggjorte tekster og foreslår det engelske."], []),
     ("es", ["En español, «atención multicabeza» es la traducción habitual."], [(1, '"es la traducción habitual"')]),
     ("es", ["Este sitio no ha encontrado una traducción asentada y propone «atención en árbol»."], []),
+    ("es", ["En español conviven «atención multicabeza» y «atención de múltiples cabezas»."],
+     [(1, '"En español conviven"')]),
+    ("es", ["Este glosario propone «escalado de RoPE»; a menudo se usa el nombre inglés."],
+     [(1, '"a menudo se usa el nombre inglés"')]),
+    ("da", ['"Kausal maske med præfiks" er den beskrivende danske form.'], [(1, '"den beskrivende danske form"')]),
 ])
 def test_a_usage_claim_is_flagged_on_a_proposed_page(lang, texts, found):
     assert [(line, what.split(" claims")[0]) for line, what in claims(lang, {"page.md"}, *texts)] == found
