@@ -281,8 +281,8 @@ plt.show()
 # gráfico divide el segundo ángulo por el primero, ambos limitados a una vuelta completa, $2\pi$: 1
 # significa que no aparece nada nuevo, y 4, cuatro veces el intervalo del entrenamiento. Sin
 # escalado, 28 pares lentos salen de ese intervalo en más de un 1 %, hasta cuatro veces. El escalado
-# lineal y YaRN devuelven a él todos los pares: la última de $4L$ posiciones, dividida por 4, es $L
-# - 1/4$, tres cuartos de posición más allá de la última vista, y de ahí el cociente de 1,0001. El
+# lineal y YaRN devuelven a él todos los pares: la última de $4L$ posiciones, dividida por 4, es
+# $L - 1/4$, tres cuartos de posición más allá de la última vista, y de ahí el cociente de 1,0001. El
 # escalado *NTK-aware* divide el par más lento exactamente por 4, pero los pares lentos anteriores
 # por menos, así que 27 de ellos siguen saliendo del intervalo del entrenamiento, hasta 1,73 veces
 # (el par 38).

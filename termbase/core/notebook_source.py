@@ -20,6 +20,31 @@ from termbase.core.project import Project
 INCLUDE = markdown.NOTEBOOK_INCLUDE
 MAX_LINE = 79  # as snippets (tests/snippet_blocks.py): a code box shows 80 characters
 CELL_HEADER = re.compile(r"^# %%")
+# Notebooks render their prose with CommonMark (mistune, in Jupyter and mkdocs-jupyter), where
+# these open a new block even in the middle of a paragraph; Python-Markdown, which renders the
+# pages, does not. A wrapped line that starts with one of them breaks the paragraph.
+INTERRUPTS = re.compile(r"^ {0,3}(?:[-+*]\s|1[.)]\s|>|#{1,6}\s)")
+
+
+def interrupted_lines(text: str) -> list[tuple[int, str]]:
+    """(line within `text`, from 1, the line) for each line that would cut a paragraph of a
+    notebook's prose: one that starts with a list marker, `1.`, `>` or a heading mark while the
+    lines above it, since the last blank line, are a plain paragraph."""
+    found, in_paragraph, fenced = [], False, False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced, in_paragraph = not fenced, False
+            continue
+        if fenced:
+            continue
+        if not line.strip():
+            in_paragraph = False
+        elif in_paragraph and INTERRUPTS.match(line):
+            found.append((number, line))
+        elif not in_paragraph:
+            # a block that opens with a marker is a list (or quote, heading), not a paragraph
+            in_paragraph = not INTERRUPTS.match(line) and not line.lstrip().startswith(("|", "<", "$$"))
+    return found
 
 
 @dataclass
@@ -136,6 +161,11 @@ def problems(project: Project, source: Source) -> list[tuple[int, str, str]]:
                 close_group()
                 group, group_line = {}, line
             group[lang] = line
+        if cell.cell_type == "markdown":
+            for offset, text in interrupted_lines(cell.source):
+                found.append((line + offset, f"a wrapped line starts with '{text.split()[0]}': the notebook renders "
+                              "it as a new list, quote or heading, cutting the paragraph",
+                              "rewrap the paragraph so that no line starts with it"))
         if cell.cell_type == "code":
             for offset, text in enumerate(cell.source.splitlines(), 1):
                 if len(text) > MAX_LINE:
