@@ -74,8 +74,8 @@ class LearnedPositionEmbedding(nn.Module):
         t = ids.size(-1)
         if offset < 0 or offset + t > self.positions.num_embeddings:
             raise ValueError(
-                f"positions {offset}..{offset + t - 1} outside the "
-                f"{self.positions.num_embeddings} learned positions")
+                f"positions {offset}..{offset + t - 1} asked for, but only "
+                f"0..{self.positions.num_embeddings - 1} are learned")
         pos = torch.arange(offset, offset + t, device=ids.device)  # (T,)
         # (B, T, d) + (T, d): one position vector broadcast over the batch
         return self.tokens(ids) + self.positions(pos)

@@ -26,7 +26,7 @@ EXPECTED_OUTPUT = {
         "M_3 is a rotation (orthogonal): True",
         "learned: output shape: (1, 5, 16)",
         "learned: same token, different positions differ: True",
-        "learned: refused: positions 4..8 outside the 8 learned positions",
+        "learned: refused: positions 4..8 asked for, but only 0..7 are learned",
     ],
     "permutation": [
         "no positions: output follows the shuffle: True",
@@ -165,7 +165,7 @@ def test_learned_positions_are_trained_and_bounded():
     grad = embed.positions.weight.grad
     assert (grad[:2] != 0).all() and (grad[2:] == 0).all()
     for offset in (-1, 3):
-        with pytest.raises(ValueError, match="learned positions"):
+        with pytest.raises(ValueError, match="are learned"):
             embed(torch.tensor([[1, 2]]), offset=offset)
 
 

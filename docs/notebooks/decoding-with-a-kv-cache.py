@@ -304,8 +304,10 @@ plt.show()
 # one step needs $W - 1 + C$ keys during that step, more than the buffer holds.) The next cells
 # decode the same 8 tokens one at a time with a window of $W = 3$, using the same layer's projections, and print which positions the
 # slots hold after each step (counted from 1). Once the buffer has wrapped, the slots are out of
-# position order, which attention does not mind. The decoded outputs must equal windowed attention
-# over all 8 tokens at once.
+# position order, which attention does not mind: RoPE rotated each key for its position before
+# it was cached. (A bias computed with the scores, as ALiBi's or T5's, would have to read each
+# slot's position from the buffer, not its index.) The decoded outputs must equal windowed
+# attention over all 8 tokens at once.
 
 # %% [markdown] lang="es"
 # ## Con ventana deslizante: el búfer circular

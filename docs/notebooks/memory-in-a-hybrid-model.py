@@ -71,8 +71,13 @@
 # recurrent state of $32 \times 128 \times 128$ numbers in float32 and a convolution state of
 # $8192 \times 4$ numbers, whatever the length. The first plot shows one sequence's cache layer by
 # layer at 32,768 tokens; the second shows the whole cache as the context grows. The models differ
-# in size (8, 27, 80 and 671 billion parameters), so this compares how each design caches, not which
-# model is cheaper to serve. Llama 3 8B was trained with 8192 positions; its curve beyond that is
+# in size (Llama 3 8B has 8 billion parameters, Gemma 3 27B 27 billion, DeepSeek-V3 671 billion
+# with 37 billion active per token, Qwen3-Next-80B-A3B 80 billion with 3 billion active), so this
+# compares how each design caches, not which model is cheaper to serve. The counts are what each
+# design needs: an engine that knows MLA caches DeepSeek-V3's latent, as Transformers 5.25.0 does,
+# while Transformers 4.57 cached its per-head keys and values, 71 times more; and the sizes of the recurrent and
+# convolution states, and the 1024 or 1023 tokens a sliding layer keeps, differ a little between
+# libraries. Llama 3 8B was trained with 8192 positions; its curve beyond that is
 # what its shapes would cost.
 #
 # At 32,768 tokens, each new token adds 128 KiB to Llama 3 8B's cache, 68.625 KiB (70,272 bytes) to

@@ -159,7 +159,9 @@ assert same
 #
 # Each head compares every query with every key: `q k^T / sqrt(d_k)`. The `T × T` score matrix
 # exists once per head, hence `(B, h, T, T)`. Dividing by `sqrt(d_k)` keeps the scores near unit
-# variance, so the softmax that follows does not saturate.
+# variance when the components of queries and keys are independent with variance about 1, so the
+# softmax that follows does not saturate. The random, untrained weights here give smaller scores
+# still, so the maps below are close to uniform.
 
 # %% [markdown] lang="es"
 # ## 3. Puntuaciones
