@@ -21,23 +21,22 @@
 # de ejemplo, del inglés al español, y dibuja para cada cabeza a qué tokens de origen atiende cada
 # token de destino.
 #
-# Aquí no se entrena nada: los vectores y dos de las cuatro cabezas se fijan a mano para
-# que los mapas de calor tengan algo que mostrar: una cabeza empareja las palabras por su
-# significado, otra por su posición, y las otras dos conservan los pesos aleatorios con los que
-# empieza una capa.
+# Aquí no se entrena nada. Para que los mapas de calor tengan algo que mostrar, los vectores y dos
+# de las cuatro cabezas se fijan a mano: una cabeza empareja las palabras por su significado, otra
+# por su posición, y las otras dos conservan los pesos aleatorios con los que empieza una capa.
 
 # %% [markdown] lang="da"
 # # Cross-attention i en encoder-decoder
 #
 # I en encoder-decoder-transformer er cross-attention stedet, hvor decoderen læser kildesætningen:
-# forespørgslerne kommer fra de mål-tokens, decoderen er ved at producere, og nøglerne og værdierne
+# forespørgslerne kommer fra de mål-tokens, decoderen er ved at generere, og nøglerne og værdierne
 # fra encoderens output for kildens tokens. Denne notebook kører ét cross-attention-lag på en lille,
 # konstrueret oversættelse fra engelsk til spansk og tegner for hvert hoved, hvilke kilde-tokens
 # hvert mål-token lægger vægt på.
 #
-# Her trænes intet. I stedet er vektorerne og to af de fire hoveder sat op manuelt, så
-# heatmappene har noget at vise: ét hoved kobler ord sammen efter betydning, et andet efter position, og de
-# to sidste beholder de tilfældige parametre, et lag starter med.
+# Her trænes intet. I stedet er vektorerne og to af de fire hoveder sat op manuelt, så heatmappene
+# har noget at vise: ét hoved kobler ord sammen efter betydning, et andet efter position, og de to
+# sidste beholder de tilfældige parametre, et lag starter med.
 
 # %%
 # --8<-- "snippets/scaled_dot_product_attention.py:code"
@@ -74,13 +73,13 @@
 # %% [markdown] lang="da"
 # ## Eksempelsætningerne
 #
-# Kilde: *the black cat sleeps*; mål: *el gato negro duerme*. Spansk sætter adjektivet efter
+# Kilde: *the black cat sleeps*; mål: *el gato negro duerme*. På spansk står adjektivet efter
 # substantivet, så ordene bytter plads: *gato* oversætter *cat*, det tredje kildeord, men står som
 # nummer to. Kilden er fyldt op med padding til seks tokens, som den ville være i et batch med
 # længere sætninger, og padding-masken (`True` = padding) holder alle hoveder væk fra paddingen.
 #
 # Hvert tokens vektor har tre dele: en betydningsvektor (*meaning*), som et ord og dets oversættelse
-# deler, en positionsvektor og lidt støj. I en rigtig model lærer encoderen og decoderen sådanne
+# deler, en positionsvektor og lidt støj. I en trænet model lærer encoderen og decoderen sådanne
 # vektorer; her er de konstrueret, så de er ortonormale.
 
 # %%
@@ -141,12 +140,12 @@ print("padding mask:", padding.int().tolist())
 # %% [markdown] lang="da"
 # ## To hoveder med en opgave
 #
-# Hovederne tælles fra 1 og tensorernes indekser fra 0. Hoved *i* ejer rækkerne med indekserne
-# `(i−1)·d_k … i·d_k − 1` i de gemte vægtmatricer `w_q.weight` og `w_k.weight`, som rummer `W^Q` og `W^K`
-# transponeret: de rækker er hovedets egne `(W_i^Q)^T` og `(W_i^K)^T`. Hoved 1 får en projektion, der
-# kun læser betydningsdelen, den samme for forespørgsler og nøgler, så dets score er høj, hvor et
-# målord og et kildeord deler betydning. Hoved 2 gør det samme med positionsdelen. Hoved 3 og 4
-# beholder deres tilfældige startparametre.
+# Hovederne tælles fra 1 og tensorernes indekser fra 0. Til hoved *i* hører rækkerne med indekserne
+# `(i−1)·d_k … i·d_k − 1` i de gemte vægtmatricer `w_q.weight` og `w_k.weight`, som rummer `W^Q` og
+# `W^K` transponeret: disse rækker er hovedets egne `(W_i^Q)^T` og `(W_i^K)^T`. Hoved 1 får en
+# projektion, der kun læser betydningsdelen, den samme for forespørgsler og nøgler, så dets score er
+# høj, hvor et målord og et kildeord deler betydning. Hoved 2 gør det samme med positionsdelen.
+# Hoved 3 og 4 beholder deres tilfældige startparametre.
 
 # %%
 attention = CrossAttention(d_model, num_heads).eval()
@@ -218,7 +217,7 @@ plot_heads(weights[0], target, source)
 #
 # Hoved 1 fandt oversættelsen: *gato* ser på *cat* og *negro* på *black*, selvom ordstillingen er
 # byttet om. Hoved 2 ser på den samme position i den anden sætning, uanset hvilket ord der står
-# der. Hoved 3 og 4 spreder deres attention næsten ligeligt, som utrænede hoveder gør. I alle hoveder
+# der. Hoved 3 og 4 spreder deres vægt næsten ligeligt, som utrænede hoveder gør. I alle hoveder
 # er de to padding-søjler nøjagtig 0.
 
 # %%

@@ -33,11 +33,11 @@
 #
 # En decoder genererer tekst ét token ad gangen, og hvert nyt token beregner attention over alle
 # tokens før det. Denne notebook kører ét kausalt self-attention-lag, sådan som en decoder gør: et
-# prefill over prompten og derefter afkodningstrin med ét token hver, med en KV-cache, der gemmer
+# prefill over prompten og derefter afkodningstrin med ét token hver, med en KV-cache, som gemmer
 # de nøgler og værdier, der er beregnet indtil nu. Den udskriver cachen efter hvert trin, tegner
-# attention for hvert genereret token, måler tiden for et trin med cache og for en genberegning af
-# hele præfikset og slutter med ringbufferen i sliding-window attention, hvor cachen holder op
-# med at vokse.
+# attention-vægtene for hvert genereret token og måler tiden for et trin med cache og for en
+# genberegning af hele præfikset. Til sidst viser den ringbufferen i sliding-window attention, hvor
+# cachen holder op med at vokse.
 #
 # Koden er sitets egen, fra ordlisteopslagene om KV-cachen og sliding-window attention. Her trænes
 # intet: tilfældige vektorer står i stedet for tokens' embeddings, så heatmappene viser mekanikken
@@ -69,11 +69,11 @@
 # %% [markdown] lang="da"
 # ## Laget og prompten
 #
-# Ét lag med bredden 16 og to forespørgselshoveder med bredden 8, der deler ét nøgle/værdi-hoved,
-# så cachen rummer et enkelt hoved pr. lag. Sekvensen har 8 positioner: en prompt på 4 tokens og
-# derefter 4 genererede. I en rigtig model udvælges hvert genereret token ud fra outputtet og gøres
-# til en embedding før næste trin; her trækkes inputtet til alle 8 positioner på forhånd, og det
-# ændrer intet ved attention.
+# Ét lag med bredden 16 og to forespørgselshoveder med bredden 8, der deler ét nøgle/værdi-hoved, så
+# cachen rummer et enkelt hoved pr. lag. Sekvensen har 8 positioner: en prompt på 4 tokens og
+# derefter 4 genererede. I en trænet model trækkes hvert genereret token fra den
+# sandsynlighedsfordeling, outputtet giver, og gøres til en embedding før næste trin; her vælges
+# inputtet til alle 8 positioner tilfældigt på forhånd, og det ændrer intet ved attention.
 
 # %%
 torch.manual_seed(0)
@@ -128,18 +128,18 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # un valor, añade la clave y el valor a la caché y atiende a todo lo guardado. La caché crece una
 # posición por paso y el token nuevo ve todas las posiciones, de modo que una única consulta no
 # necesita máscara causal. Tampoco debe pasarse `is_causal=True`: SDPA alinea esa máscara con la
-# esquina superior izquierda, y esa única consulta solo vería la primera posición.
+# esquina superior izquierda, con lo que esa única consulta solo vería la primera posición.
 # {{ claim:sdpa-is-causal-upper-left }} Al final, los pasos juntos deben dar lo mismo que una sola
 # pasada causal sobre los ocho tokens, salvo por el redondeo en float32.
 
 # %% [markdown] lang="da"
 # ## Afkodning, ét token pr. trin
 #
-# Hvert trin får kun det nyeste token. Laget projicerer det til én forespørgsel, én nøgle og én
-# værdi, føjer nøglen og værdien til cachen og beregner attention over alt det gemte: cachen vokser
-# med én position pr. trin, og det nye token ser dem alle, så en enkelt forespørgsel har ikke brug
-# for nogen kausal maske. `is_causal=True` må man ikke angive: SDPA justerer masken mod øverste
-# venstre hjørne, så forespørgslen kun ville se den første position.
+# I hvert trin får laget kun det nyeste token. Laget projicerer tokenet til én forespørgsel, én
+# nøgle og én værdi, føjer nøglen og værdien til cachen og beregner attention over alt det gemte:
+# cachen vokser med én position pr. trin, og det nye token ser dem alle, så en enkelt forespørgsel
+# har ikke brug for nogen kausal maske. `is_causal=True` må man ikke angive: SDPA justerer masken
+# mod øverste venstre hjørne, så forespørgslen kun ville se den første position.
 # {{ claim:sdpa-is-causal-upper-left }} Til sidst skal trinnene tilsammen give det samme som ét
 # kausalt gennemløb over alle 8 tokens, bortset fra afrundingsforskelle i float32.
 
@@ -167,23 +167,24 @@ assert same
 # %% [markdown] lang="es"
 # ## A qué atiende cada token generado
 #
-# Los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones (columnas), con un mapa
-# de calor por cabeza, calculados de nuevo a partir de la proyección de consultas de la capa y de las claves
-# guardadas. El token 5 reparte su peso entre las posiciones 1 a 5, y el 8, entre las ocho; las celdas a
-# la derecha de la posición de cada token valen 0, porque esas claves aún no existían cuando se
-# decodificó. La comprobación multiplica estos pesos por los valores guardados y recupera las
-# salidas de los pasos de decodificación.
+# La celda dibuja los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones
+# (columnas), con un mapa de calor por cabeza, y los calcula de nuevo a partir de la proyección de
+# consulta de la capa y de las claves guardadas. El token 5 reparte su peso entre las posiciones 1 a
+# 5, y el 8, entre las ocho; las celdas a la derecha de la posición de cada token valen 0, porque
+# esas claves aún no existían cuando se decodificó ese token. La comprobación multiplica estos pesos
+# por los valores guardados y recupera las salidas de los pasos de decodificación.
 
 # %% [markdown] lang="da"
 # ## Hvad hvert genereret token ser på
 #
-# Attention-vægtene for de 4 genererede tokens (rækker) over de 8 positioner (søjler), ét heatmap pr. hoved,
-# beregnet igen ud fra lagets forespørgselsprojektion og de gemte nøgler. Token 5 fordeler sin
-# vægt over position 1 til 5, token 8 over alle 8; cellerne til højre for hvert tokens egen
-# position er 0, fordi disse nøgler ikke fandtes endnu, da tokenet blev afkodet. Kontrollen ganger
-# vægtene med de gemte værdier og får afkodningstrinnenes output tilbage.
+# Heatmappene viser attention-vægtene for de 4 genererede tokens (rækker) over de 8 positioner
+# (søjler), ét heatmap pr. hoved. Vægtene er beregnet igen ud fra lagets forespørgselsprojektion og
+# de gemte nøgler. Token 5 fordeler sin vægt over position 1 til 5, token 8 over alle 8; cellerne
+# til højre for hvert tokens egen position er 0, fordi disse nøgler ikke fandtes endnu, da tokenet
+# blev afkodet. Kontrollen ganger vægtene med de gemte værdier og får afkodningstrinnenes output
+# tilbage.
 
-# %% alt={"en": "Two heatmaps, one per head, of the attention weights of generated tokens 5 to 8 (rows) over positions 1 to 8 (columns): a staircase in which token 5 uses positions 1 to 5 and each later token one position more, and every cell right of a token's own position is 0.", "es": "Dos mapas de calor, uno por cabeza, con los pesos de atención de los tokens generados 5 a 8 (filas) sobre las posiciones 1 a 8 (columnas): una escalera en la que el token 5 usa las posiciones 1 a 5 y cada token posterior una posición más, y todas las celdas a la derecha de la posición de cada token valen 0.", "da": "To heatmaps, ét pr. hoved, med attention-vægtene for de genererede tokens 5 til 8 (rækker) over position 1 til 8 (søjler): en trappe, hvor token 5 bruger position 1 til 5 og hvert senere token én position mere, og alle celler til højre for et tokens egen position er 0."}
+# %% alt={"en": "Two heatmaps, one per head, of the attention weights of generated tokens 5 to 8 (rows) over positions 1 to 8 (columns): a staircase in which token 5 uses positions 1 to 5 and each later token one position more, and every cell right of a token's own position is 0.", "es": "Dos mapas de calor, uno por cabeza, con los pesos de atención de los tokens generados del 5 al 8 (filas) sobre las posiciones de la 1 a la 8 (columnas): una escalera en la que el token 5 usa las posiciones de la 1 a la 5 y cada token posterior, una posición más, y todas las celdas a la derecha de la posición de cada token valen 0.", "da": "To heatmaps, ét pr. hoved, med attention-vægtene for de genererede tokens 5 til 8 (rækker) over position 1 til 8 (søjler): en trappe, hvor token 5 bruger position 1 til 5 og hvert senere token én position mere, og alle celler til højre for et tokens egen position er 0."}
 with torch.no_grad():
     b, total, _ = x.shape
     new = x[:, prompt_len:]  # the 4 generated tokens, (B, 4, d_model)
@@ -219,11 +220,11 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # ## Con caché o recalculando: el coste de un paso
 #
 # Sin caché, generar el token de la posición $t$ supone volver a pasar los $t$ tokens por la capa
-# ($L = S = t$). Con la caché, el paso procesa un solo token ($L = 1$) frente a las $t$ claves
-# guardadas. La celda mide ambos casos para contextos de 16 a 512 tokens, con una capa más ancha y
+# ($L = S = t$). Con la caché, el paso procesa un solo token ($L = 1$), que atiende a las $t$
+# claves guardadas. La celda mide ambos casos para contextos de 16 a 512 tokens, con una capa más ancha y
 # un solo hilo de CPU, y se queda con la más rápida de unas pocas ejecuciones. Las cifras dependen
 # de la máquina y cambian de una ejecución a otra, por lo que el cuaderno no imprime ninguna; la
-# gráfica muestra su forma. El paso recalculado crece con el contexto, porque se vuelve a proyectar
+# gráfica muestra cómo evolucionan. El paso recalculado crece con el contexto, porque se vuelve a proyectar
 # cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
 # se mantiene casi plano: sus proyecciones procesan un solo token. La caché, cada vez más larga,
 # solo la leen la atención propiamente dicha y la función `torch.cat` de esta caché sencilla, que la
@@ -233,18 +234,19 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # ## Med cache eller forfra: prisen for et trin
 #
 # Uden cache betyder genereringen af tokenet på position $t$, at alle $t$ tokens skal gennem laget
-# igen ($L = S = t$). Med cachen kører trinnet ét token ($L = 1$) over for de $t$ gemte nøgler. Cellen
-# tager tid på begge dele for kontekster på 16 til 512 tokens, med et bredere lag og én CPU-tråd,
-# og beholder den hurtigste af nogle få kørsler. Tallene afhænger af maskinen og skifter fra kørsel
-# til kørsel, så notebooken udskriver ingen af dem; grafen viser deres form. Trinnet, der beregnes
-# forfra, vokser med konteksten, fordi hvert token projiceres igen, og hver forespørgsel beregner
-# attention over alle tidligere nøgler, mens trinnet med cache næsten ikke ændrer sig. Dets
+# igen ($L = S = t$). Med cachen behandler trinnet kun ét token ($L = 1$), og dets forespørgsel
+# beregner attention over de $t$ gemte nøgler. Cellen tager tid på begge dele for kontekster på 16
+# til 512 tokens, med et bredere lag og én CPU-tråd, og beholder den hurtigste af nogle få kørsler.
+# Tallene afhænger af maskinen og varierer fra kørsel til kørsel, så notebooken udskriver ingen af
+# dem; grafen viser kurvernes forløb. Tiden for det trin, der beregnes forfra, vokser med
+# konteksten, fordi hvert token projiceres igen, og hver forespørgsel beregner attention over alle
+# tidligere nøgler. Trinnet med cache tager derimod næsten lige lang tid, uanset konteksten. Dets
 # projektioner behandler kun ét token, og kun selve attention-beregningen og `torch.cat` læser den
 # voksende cache; i denne enkle cache kopierer `torch.cat` alle gemte positioner ved hver
 # tilføjelse.
 # {{ claim:tensor-cat-copies }}
 
-# %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens trinnet med cache (L = 1, S = t) holder sig næsten fladt og ligger langt under den anden kurve ved lange kontekster."}
+# %% alt={"en": "A line plot on a logarithmic context axis from 16 to 512 tokens, milliseconds per generated token on the vertical axis: the step that recomputes the whole prefix (L = S = t) rises steeply with the context, while the cached step (L = 1, S = t) stays close to flat and far below it at long contexts.", "es": "Una gráfica de líneas con el contexto en escala logarítmica, de 16 a 512 tokens, y los milisegundos por token generado en el eje vertical: el paso que vuelve a calcular todo el prefijo (L = S = t) sube deprisa con el contexto, mientras que el paso con caché (L = 1, S = t) se mantiene casi plano y muy por debajo en los contextos largos.", "da": "Et linjediagram med konteksten på en logaritmisk akse fra 16 til 512 tokens og millisekunder pr. genereret token på den lodrette akse: trinnet, der beregner hele præfikset forfra (L = S = t), stiger stejlt med konteksten, mens kurven for trinnet med cache (L = 1, S = t) er næsten vandret og ligger langt under den anden kurve ved lange kontekster."}
 import time
 
 import matplotlib.pyplot as plt
@@ -313,14 +315,18 @@ plt.show()
 # ## Con ventana deslizante: el búfer circular
 #
 # Con la atención de ventana deslizante, cada consulta solo ve las últimas $W$ posiciones, incluida
-# la suya. Como un decodificador que añade un token por paso nunca necesita una clave más antigua,
-# la caché puede ser un búfer de $W$ huecos en el que la posición $t$ sobrescribe la posición
-# $t - W$. (Un trozo de $C$ tokens procesado en un solo paso necesita $W - 1 + C$ claves durante
-# ese paso, más de las que caben en el búfer). Las celdas siguientes decodifican los mismos ocho tokens uno a uno con una ventana
-# de $W = 3$, con las proyecciones de la misma capa, e imprimen qué posiciones guardan los huecos
-# tras cada paso (contando desde 1). Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las
-# posiciones, algo que a la atención no le importa. Las salidas decodificadas deben coincidir con la
-# atención de ventana sobre los ocho tokens a la vez.
+# la suya. Como un decodificador que añade un token por paso nunca necesita una clave anterior a
+# esas $W$ posiciones, la caché puede ser un búfer de $W$ huecos en el que la posición $t$
+# sobrescribe la posición $t - W$. (Un trozo de $C$ tokens procesado en un solo paso necesita
+# $W - 1 + C$ claves durante ese paso, más de las que caben en el búfer). Las celdas siguientes
+# decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$, con las proyecciones de
+# la misma capa, e imprimen qué posiciones guardan los huecos tras cada paso (contando desde 1).
+# Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las posiciones, algo que a
+# la atención no le importa: RoPE ya ha girado cada clave según su posición antes de guardarla en
+# la caché. (Un sesgo que se calcula junto con las puntuaciones, como el de ALiBi o el de T5,
+# tendría que leer en el búfer la posición de cada hueco, no deducirla de su índice). Las salidas
+# decodificadas deben coincidir con la atención de ventana deslizante sobre los ocho tokens a la
+# vez.
 
 # %% [markdown] lang="da"
 # ## Med et glidende vindue: ringbufferen
@@ -333,8 +339,10 @@ plt.show()
 # De næste celler afkoder de samme 8 tokens ét ad gangen med et vindue på $W = 3$ og det samme lags
 # projektioner, og de udskriver, hvilke positioner pladserne rummer efter hvert trin (talt fra 1).
 # Når bufferen er gået rundt, ligger pladserne ikke længere i positionsrækkefølge, og det gør ingen
-# forskel for attention. De afkodede output skal være lig med vinduesbegrænset attention over alle
-# 8 tokens på én gang.
+# forskel for attention: RoPE har allerede drejet hver nøgle efter dens position, før den blev gemt
+# i cachen. (En bias, der beregnes sammen med scorerne, som i ALiBi eller T5, ville skulle læse
+# positionen for hver plads i bufferen i stedet for at bruge pladsens indeks.) De afkodede output
+# skal være lig med vinduesbegrænset attention over alle 8 tokens på én gang.
 
 # %%
 # --8<-- "snippets/sliding_window_attention.py:code"

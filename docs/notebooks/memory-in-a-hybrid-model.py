@@ -17,33 +17,33 @@
 # # Adónde va la memoria en un modelo híbrido
 #
 # Al decodificar, una capa de atención completa guarda las claves y los valores de todos los tokens
-# anteriores: la caché KV, que crece lo mismo con cada token del contexto. Los modelos recientes la
-# reducen de maneras distintas. Este cuaderno
-# cuenta, con el propio código del glosario y las dimensiones de las configuraciones publicadas de
-# cuatro modelos, cuántos bytes guarda cada capa por token y cómo crece el total con el contexto: un
-# modelo denso con atención de consultas agrupadas, la atención latente multicabeza, una combinación
-# de capas de ventana deslizante y capas globales, y un híbrido de capas de atención lineal y capas
-# de atención completa. Después dibuja, en un ejemplo pequeño, los mapas de atención de una cabeza
-# con puerta y de otra sin ella, para ver qué cambia una puerta en un sumidero de atención.
+# anteriores: la caché KV, que crece en la misma cantidad con cada token del contexto. Los modelos
+# recientes la reducen de maneras distintas. Este cuaderno cuenta, con el propio código del glosario
+# y los tamaños que fijan las configuraciones publicadas de cuatro modelos, cuántos bytes guarda
+# cada capa por token y cómo crece el total con el contexto: un modelo denso con atención de
+# consultas agrupadas, la atención latente multicabeza, una combinación de capas de ventana
+# deslizante y capas globales, y un híbrido de capas de atención lineal y capas de atención
+# completa. Después dibuja, en un ejemplo pequeño, los mapas de atención de una cabeza con puerta y
+# de otra sin ella, para ver qué cambia una puerta en un sumidero de atención.
 #
 # No se entrena nada ni se cargan pesos: los bytes se deducen solo de las configuraciones, y los
 # mapas de atención salen de vectores aleatorios o construidos a mano.
 
 # %% [markdown] lang="da"
-# # Hvor hukommelsen bliver af i en hybridmodel
+# # Hvad hukommelsen går til i en hybridmodel
 #
 # Under afkodning gemmer et lag med fuld attention nøglerne og værdierne for alle tokens indtil nu.
 # Det er KV-cachen, som vokser lige meget for hvert token i konteksten. Nyere modeller gør den
-# mindre på forskellige måder. Denne notebook tæller med ordlistens egen
-# kode og målene fra fire modellers offentliggjorte konfigurationer, hvor mange bytes hvert lag
-# gemmer pr. token, og hvordan det samlede tal vokser med konteksten. De fire er en tæt model med
-# grouped-query attention, multi-head latent attention, en blanding af sliding-window-lag og globale
-# lag og en hybrid af lag med linear attention og lag med fuld attention. Derefter tegner den
-# attention-kortene for et hoved med en gate og et hoved uden gate i et lille, konstrueret eksempel for
-# at vise, hvad en gate ændrer ved en attention sink.
+# mindre på forskellige måder. Denne notebook tæller med ordlistens egen kode og målene fra fire
+# modellers offentliggjorte konfigurationer, hvor mange bytes hvert lag gemmer pr. token, og hvordan
+# det samlede tal vokser med konteksten. De fire er en tæt model med grouped-query attention,
+# multi-head latent attention, en blanding af sliding-window-lag og globale lag og en hybrid af lag
+# med linear attention og lag med fuld attention. Derefter tegner den attention-kortene for et hoved
+# med en gate og et hoved uden gate i et lille, konstrueret eksempel for at vise, hvad en gate
+# ændrer ved en attention sink.
 #
-# Her trænes intet, og ingen parametre indlæses. Antallet af bytes følger alene af konfigurationerne, og
-# attention-kortene kommer fra tilfældige eller håndlavede vektorer.
+# Her trænes intet, og ingen parametre indlæses. Antallet af bytes følger alene af
+# konfigurationerne, og attention-kortene kommer fra tilfældige eller håndlavede vektorer.
 
 # %%
 # --8<-- "snippets/kv_cache.py:memory"
@@ -88,9 +88,9 @@
 # from 1704 tokens on: at 131,072 tokens, 3.07 GiB against 16 GiB for Llama 3 8B.
 
 # %% [markdown] lang="es"
-# ## Cuatro maneras de usar la caché
+# ## Cuatro maneras de guardar en caché
 #
-# Los cuatro modelos, con las dimensiones que dan sus configuraciones; todos los números de la caché
+# Los cuatro modelos, con los tamaños que dan sus configuraciones; todos los números de la caché
 # están en bfloat16 (2 bytes), salvo el estado recurrente:
 #
 # | modelo | capas | qué guarda cada capa |
@@ -102,56 +102,68 @@
 #
 # Gemma 3 repite 5 capas locales con una ventana de 1024 y una capa global, de modo que 10 de sus
 # 62 capas son globales. Qwen3-Next (los valores por defecto de `Qwen3NextConfig` en Transformers,
-# las dimensiones de Qwen3-Next-80B-A3B) hace de atención completa una de cada cuatro capas; cada una
+# los tamaños de Qwen3-Next-80B-A3B) hace de atención completa una de cada cuatro capas; cada una
 # de las demás guarda un estado recurrente de $32 \times 128 \times 128$ números en float32 y un
 # estado de convolución de $8192 \times 4$ números, sea cual sea la longitud. El primer gráfico
 # muestra la caché de una secuencia capa por capa con 32 768 tokens; el segundo, la caché entera a
-# medida que crece el contexto. Los modelos tienen tamaños distintos (8000, 27 000, 80 000 y 671 000
-# millones de parámetros), así que se compara cómo usa la caché cada diseño, no qué modelo es más
-# barato de servir. Llama 3 8B se entrenó con 8192 posiciones; más allá, su curva es lo que
-# costarían sus dimensiones.
+# medida que crece el contexto. Los modelos no tienen el mismo número de parámetros: Llama 3 8B
+# tiene 8000 millones; Gemma 3 27B, 27 000 millones; DeepSeek-V3, 671 000 millones, de los que
+# 37 000 millones se activan en cada token, y Qwen3-Next-80B-A3B, 80 000 millones, de los que se
+# activan 3000 millones. Por eso se compara qué guarda en caché cada diseño, no qué modelo es más
+# barato de servir. Las cifras son lo que necesita cada diseño: un motor de inferencia que conoce MLA
+# guarda en caché el vector latente de DeepSeek-V3, como hace Transformers `5.25.0`, mientras que
+# Transformers `4.57` guardaba las claves y los valores de cada cabeza, 71 veces más. Además, el
+# tamaño de los estados recurrente y de convolución, y los 1024 o 1023 tokens que conserva una capa
+# de ventana deslizante, varían un poco de una biblioteca a otra. Llama 3 8B se entrenó con un
+# contexto de 8192 posiciones; más allá, su curva solo indica cuánto ocuparía la caché con esos
+# tamaños.
 #
 # Con 32 768 tokens, cada token nuevo añade 128 KiB a la caché de Llama 3 8B, 68,625 KiB
 # (70 272 bytes) a la de DeepSeek-V3, 80 KiB a la de Gemma 3 (solo crecen ya sus capas globales) y
-# 24 KiB a la de Qwen3-Next. Con 1024 tokens, Gemma 3 es el que más guarda, porque cada una de sus 62
-# capas guarda 16 cabezas KV y, hasta los 1024 tokens, también las capas locales conservan todos los
-# tokens. Pasados 1024 tokens, sus capas locales dejan de crecer, y a
-# partir de 8875 tokens Llama 3 8B pasa a guardar más. Qwen3-Next parte de unos 74 MiB de estado que
-# no crece y es el que menos guarda a partir de 1704 tokens: con 131 072 tokens, 3,07 GiB frente a
-# 16 GiB en Llama 3 8B.
+# 24 KiB a la de Qwen3-Next. Con 1024 tokens, Gemma 3 es el que más guarda, porque cada una de sus
+# 62 capas guarda 16 cabezas KV y, hasta los 1024 tokens, también las capas locales conservan todos
+# los tokens. Pasados 1024 tokens, sus capas locales dejan de crecer, y a partir de 8875 tokens
+# Llama 3 8B pasa a guardar más. Qwen3-Next parte de unos 74 MiB de estado que no crece y es el que
+# menos guarda a partir de 1704 tokens: con 131 072 tokens, 3,07 GiB frente a 16 GiB en Llama 3 8B.
 
 # %% [markdown] lang="da"
 # ## Fire måder at cache på
 #
-# Tabellen viser de fire modeller med de mål, deres konfigurationer angiver. Alle tal i cachen er i bfloat16
-# (2 bytes) undtagen den rekurrente tilstand:
+# Tabellen viser de fire modeller med de mål, deres konfigurationer angiver. Alle tal i cachen er i
+# bfloat16 (2 bytes) undtagen den rekurrente tilstand:
 #
 # | model | lag | hvad et lag gemmer |
 # |---|---|---|
 # | Llama 3 8B | 32 med fuld attention | pr. token en nøgle og en værdi for hvert af 8 KV-hoveder med bredden 128 (GQA) |
 # | DeepSeek-V3 | 61 med fuld attention | pr. token én latent vektor med bredden 512 og én RoPE-nøgle med bredden 64 (MLA) |
 # | Gemma 3 27B | 52 lokale, 10 globale | pr. token 16 KV-hoveder med bredden 128; et lokalt lag gemmer kun de seneste 1.024 tokens |
-# | Qwen3-Next | 36 Gated DeltaNet, 12 med fuld attention | de fulde lag pr. token 2 KV-hoveder med bredden 256; Gated DeltaNet en tilstand af fast størrelse |
+# | Qwen3-Next | 36 Gated DeltaNet, 12 med fuld attention | lag med fuld attention: pr. token 2 KV-hoveder med bredden 256; Gated DeltaNet-lag: en tilstand af fast størrelse |
 #
 # Gemma 3 gentager fem lokale lag med et vindue på 1.024 og ét globalt lag, så 10 af de 62 lag er
 # globale. I Qwen3-Next (standardværdierne i Transformers' `Qwen3NextConfig`, målene fra
-# Qwen3-Next-80B-A3B) er hvert fjerde lag fuld attention. Hvert af de øvrige lag gemmer en rekurrent
-# tilstand på $32 \times 128 \times 128$ tal i float32 og en foldningstilstand på $8192 \times 4$
-# tal, uanset længden. Det første diagram viser cachen for én sekvens lag for lag ved 32.768 tokens,
-# det andet hele cachen, mens konteksten vokser. Modellerne har forskellig størrelse (8, 27, 80 og
-# 671 mia. parametre), så sammenligningen viser, hvordan hvert design cacher, ikke hvilken model der
-# er billigst at køre. Llama 3 8B blev trænet med 8.192 positioner, og ud over dem viser kurven,
-# hvad målene ville koste.
+# Qwen3-Next-80B-A3B) er hvert fjerde lag et lag med fuld attention. Hvert af de øvrige lag gemmer
+# en rekurrent tilstand på $32 \times 128 \times 128$ tal i float32 og en foldningstilstand på
+# $8192 \times 4$ tal, uanset længden. Det første diagram viser cachen for én sekvens lag for lag
+# ved 32.768 tokens, det andet hele cachen, mens konteksten vokser. Modellerne har ikke lige mange
+# parametre: Llama 3 8B har 8 milliarder, Gemma 3 27B 27 milliarder, DeepSeek-V3 671 milliarder,
+# hvoraf 37 milliarder er aktive pr. token, og Qwen3-Next-80B-A3B 80 milliarder, hvoraf 3 milliarder
+# er aktive. Sammenligningen viser derfor, hvordan hvert design cacher, ikke hvilken model der er
+# billigst at køre. Tallene er det, hvert design kræver: et bibliotek, der kender MLA, cacher den
+# latente vektor i DeepSeek-V3, som Transformers 5.25.0 gør, mens Transformers i version 4.57
+# cachede nøgler og værdier pr. hoved, 71 gange så meget. Desuden varierer størrelsen af den
+# rekurrente tilstand og af foldningstilstanden en smule fra bibliotek til bibliotek, og det samme
+# gælder, om et sliding-window-lag gemmer 1.024 eller 1.023 tokens. Llama 3 8B blev trænet med 8.192
+# positioner, og ud over dem viser kurven, hvad en cache med modellens dimensioner ville koste.
 #
 # Ved 32.768 tokens lægger hvert nyt token 128 KiB til cachen i Llama 3 8B, 68,625 KiB
 # (70.272 bytes) i DeepSeek-V3, 80 KiB i Gemma 3 (kun de globale lag vokser stadig) og 24 KiB i
 # Qwen3-Next. Ved 1.024 tokens gemmer Gemma 3 mest, fordi hvert af de 62 lag cacher 16 KV-hoveder,
-# og op til 1.024 tokens gemmer selv de lokale lag alle tokens. Efter 1.024
-# tokens holder de lokale lag op med at vokse, og fra 8.875 tokens gemmer Llama 3 8B mere. Qwen3-Next
+# og fordi selv de lokale lag gemmer alle tokens, så længe der højst er 1.024. Ud over 1.024 tokens
+# holder de lokale lag op med at vokse, og fra 8.875 tokens gemmer Llama 3 8B mere. Qwen3-Next
 # starter med omkring 74 MiB tilstand, som ikke vokser, og gemmer mindst fra 1.704 tokens: ved
 # 131.072 tokens 3,07 GiB mod 16 GiB i Llama 3 8B.
 
-# %% alt={"en": "Two charts. Left: the cache of one sequence per layer at 32,768 tokens, in MiB, against the layer number. Llama 3 8B: 128 MiB in each of 32 layers. DeepSeek-V3: 36 MiB in each of 61 layers. Gemma 3 27B: 8 MiB in the local layers and 256 MiB in every sixth, global, layer. Qwen3-Next: 64 MiB in every fourth layer and about 2 MiB in the others. Right: the whole cache in GiB against the number of tokens from 1024 to 131,072, both axes logarithmic. Gemma 3 starts highest at about 0.5 GiB and is overtaken by Llama 3 8B just above 8192 tokens; Llama 3 8B ends at 16 GiB, Gemma 3 at about 10 GiB, DeepSeek-V3 at about 8.6 GiB and Qwen3-Next, lowest from about 1700 tokens on, at about 3 GiB.", "es": "Dos gráficos. A la izquierda, la caché de una secuencia por capa con 32 768 tokens, en MiB, frente al número de capa. Llama 3 8B: 128 MiB en cada una de sus 32 capas. DeepSeek-V3: 36 MiB en cada una de sus 61 capas. Gemma 3 27B: 8 MiB en las capas locales y 256 MiB en una de cada seis, la global. Qwen3-Next: 64 MiB en una de cada cuatro capas y unos 2 MiB en las demás. A la derecha, la caché entera en GiB frente al número de tokens, de 1024 a 131 072, con los dos ejes en escala logarítmica. Gemma 3 empieza en lo más alto, con unos 0,5 GiB, y Llama 3 8B la supera poco después de 8192 tokens; al final, Llama 3 8B llega a 16 GiB, Gemma 3 a unos 10 GiB, DeepSeek-V3 a unos 8,6 GiB y Qwen3-Next, la más baja desde unos 1700 tokens, a unos 3 GiB.", "da": "To diagrammer. Til venstre cachen for én sekvens pr. lag ved 32.768 tokens i MiB som funktion af lagnummeret. Llama 3 8B: 128 MiB i hvert af 32 lag. DeepSeek-V3: 36 MiB i hvert af 61 lag. Gemma 3 27B: 8 MiB i de lokale lag og 256 MiB i hvert sjette lag, det globale. Qwen3-Next: 64 MiB i hvert fjerde lag og omkring 2 MiB i de øvrige. Til højre hele cachen i GiB som funktion af antallet af tokens fra 1.024 til 131.072, med logaritmiske akser. Gemma 3 starter højest med omkring 0,5 GiB og overhales af Llama 3 8B lidt efter 8.192 tokens. Til sidst når Llama 3 8B 16 GiB, Gemma 3 omkring 10 GiB, DeepSeek-V3 omkring 8,6 GiB og Qwen3-Next, der ligger lavest fra omkring 1.700 tokens, omkring 3 GiB."}
+# %% alt={"en": "Two charts. Left: the cache of one sequence per layer at 32,768 tokens, in MiB, against the layer number. Llama 3 8B: 128 MiB in each of 32 layers. DeepSeek-V3: 36 MiB in each of 61 layers. Gemma 3 27B: 8 MiB in the local layers and 256 MiB in every sixth, global, layer. Qwen3-Next: 64 MiB in every fourth layer and about 2 MiB in the others. Right: the whole cache in GiB against the number of tokens from 1024 to 131,072, both axes logarithmic. Gemma 3 starts highest at about 0.5 GiB and is overtaken by Llama 3 8B just above 8192 tokens; Llama 3 8B ends at 16 GiB, Gemma 3 at about 10 GiB, DeepSeek-V3 at about 8.6 GiB and Qwen3-Next, lowest from about 1700 tokens on, at about 3 GiB.", "es": "Dos gráficos. A la izquierda, la caché de una secuencia por capa con 32 768 tokens, en MiB, frente al número de capa. Llama 3 8B: 128 MiB en cada una de sus 32 capas. DeepSeek-V3: 36 MiB en cada una de sus 61 capas. Gemma 3 27B: 8 MiB en las capas locales y 256 MiB en una de cada seis, la global. Qwen3-Next: 64 MiB en una de cada cuatro capas y unos 2 MiB en las demás. A la derecha, la caché entera en GiB frente al número de tokens, de 1024 a 131 072, con los dos ejes en escala logarítmica. La curva de Gemma 3 empieza en lo más alto, con unos 0,5 GiB, y la de Llama 3 8B la supera poco después de los 8192 tokens; al final, la de Llama 3 8B llega a 16 GiB, la de Gemma 3, a unos 10 GiB, la de DeepSeek-V3, a unos 8,6 GiB, y la de Qwen3-Next, la más baja desde unos 1700 tokens, a unos 3 GiB.", "da": "To diagrammer. Til venstre cachen for én sekvens pr. lag ved 32.768 tokens i MiB som funktion af lagnummeret. Llama 3 8B: 128 MiB i hvert af 32 lag. DeepSeek-V3: 36 MiB i hvert af 61 lag. Gemma 3 27B: 8 MiB i de lokale lag og 256 MiB i hvert sjette lag, det globale. Qwen3-Next: 64 MiB i hvert fjerde lag og omkring 2 MiB i de øvrige. Til højre hele cachen i GiB som funktion af antallet af tokens fra 1.024 til 131.072, med logaritmiske akser. Gemma 3 starter højest med omkring 0,5 GiB og overhales af Llama 3 8B lidt over 8.192 tokens. Til sidst når Llama 3 8B 16 GiB, Gemma 3 omkring 10 GiB, DeepSeek-V3 omkring 8,6 GiB og Qwen3-Next, der ligger lavest fra omkring 1.700 tokens, omkring 3 GiB."}
 import matplotlib.pyplot as plt
 
 bf16 = 2  # bytes per cached number
@@ -251,26 +263,26 @@ plt.show()
 # sobre seis tokens, calcula sus pesos con sus propias proyecciones (`split_query_gate` extrae las
 # consultas de la salida de `q_proj`), comprueba que esos pesos y las puertas dan la salida de la
 # capa y los dibuja. Las mismas consultas y claves sin la puerta dan el mismo mapa. Con pesos
-# aleatorios no hay sumidero: el primer token recibe de media en torno a 0,3 de cada fila posterior, cerca
-# del 0,29 que daría un reparto uniforme entre los tokens visibles, y la fila 1 pone todo su peso en el
-# primer token solo porque la máscara causal no le deja ningún otro.
+# aleatorios no hay sumidero: el primer token recibe de media en torno a 0,3 del peso de cada fila
+# posterior, cerca del 0,29 que daría un reparto uniforme entre los tokens visibles, y la fila 1
+# pone todo su peso en el primer token solo porque la máscara causal no le deja ningún otro.
 
 # %% [markdown] lang="da"
 # ## Attention-kort med og uden gate
 #
 # Lagene med fuld attention i Qwen3-Next er [gated attention](../../glossary/gated-attention/):
-# outputtet fra hvert hoved ganges med en sigmoid-gate, der beregnes ud fra tokenet, før
-# outputprojektionen. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen bygger
-# et `GatedAttention`-lag med tilfældige parametre, to hoveder med bredden 8 og seks tokens og
-# beregner attention-vægtene med lagets egne projektioner (`split_query_gate` tager forespørgslerne
-# ud af `q_proj`). Den kontrollerer, at attention-vægtene og hovedernes gates giver lagets output,
-# og tegner attention-vægtene. De samme forespørgsler og nøgler uden gate giver det samme kort. Med
-# tilfældige parametre er der ingen sink:
-# det første token får i gennemsnit omkring 0,3 af hver senere række, tæt på de 0,29, en ligefordeling over de
-# synlige tokens ville give, og række 1 ligger helt på det første token, kun fordi den kausale maske
-# ikke giver den andre muligheder.
+# outputtet fra hvert hoved ganges, før outputprojektionen, med en sigmoid-gate, der beregnes ud fra
+# tokenet. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen bygger et
+# `GatedAttention`-lag med tilfældige parametre og to hoveder med bredden 8, anvender det på seks
+# tokens og beregner attention-vægtene med lagets egne projektioner (`split_query_gate` tager
+# forespørgslerne ud af `q_proj`). Den kontrollerer, at attention-vægtene og hovedernes gates giver
+# lagets output, og tegner attention-vægtene. De samme forespørgsler og nøgler uden gate giver det
+# samme kort. Med tilfældige parametre er der ingen attention sink: det første token får i
+# gennemsnit omkring 0,3 af vægten i hver senere række, tæt på de 0,29, en ligefordeling over de
+# synlige tokens ville give. I række 1 ligger hele vægten på det første token, men kun fordi den
+# kausale maske ikke giver rækken andre muligheder.
 
-# %% alt={"en": "Two heatmaps of attention weights, head 1 and head 2 of a random gated attention layer, over six tokens, the first of them <bos>. Both are lower triangular; row 1 has weight 1.00 on <bos>, and the later rows put their largest weight on different tokens (at most 0.76: on <bos> in row 2 and on \"the\" in row 3 of head 2, and 0.62 on \"cat\" in row 3 of head 1), so no column stands out across the rows.", "es": "Dos mapas de calor de pesos de atención, las cabezas 1 y 2 de una capa aleatoria de atención con puertas, sobre seis tokens, el primero de ellos <bos>. Los dos son triangulares inferiores; la fila 1 tiene peso 1,00 en <bos>, y las demás filas ponen su mayor peso en tokens distintos (como mucho 0,76: en <bos> en la fila 2 y en «the» en la fila 3 de la cabeza 2, y 0,62 en «cat» en la fila 3 de la cabeza 1), de modo que ninguna columna destaca a lo largo de las filas.", "da": "To heatmaps over attention-vægte, hoved 1 og hoved 2 i et tilfældigt gated attention-lag, over seks tokens, hvoraf det første er <bos>. Begge er nedre trekantsmatricer. Række 1 har vægten 1,00 på <bos>, og de senere rækker lægger deres største vægt på forskellige tokens (højst 0,76: på <bos> i række 2 og på \"the\" i række 3 i hoved 2, og 0,62 på \"cat\" i række 3 i hoved 1), så ingen søjle skiller sig ud på tværs af rækkerne."}
+# %% alt={"en": "Two heatmaps of attention weights, head 1 and head 2 of a random gated attention layer, over six tokens, the first of them <bos>. Both are lower triangular; row 1 has weight 1.00 on <bos>, and the later rows put their largest weight on different tokens (at most 0.76: on <bos> in row 2 and on \"the\" in row 3 of head 2, and 0.62 on \"cat\" in row 3 of head 1), so no column stands out across the rows.", "es": "Dos mapas de calor de pesos de atención, las cabezas 1 y 2 de una capa aleatoria de atención con puertas, sobre seis tokens, el primero de ellos <bos>. Los dos son triangulares inferiores; la fila 1 tiene peso 1,00 en <bos>, y las demás filas ponen su mayor peso en tokens distintos (como mucho 0,76: en <bos> en la fila 2 y en «the» en la fila 3 de la cabeza 2, y 0,62 en «cat» en la fila 3 de la cabeza 1), de modo que ninguna columna destaca a lo largo de las filas.", "da": "To heatmaps med attention-vægte for seks tokens, hvoraf det første er <bos>: hoved 1 og hoved 2 i et tilfældigt gated-attention-lag. Begge er nedre trekantsmatricer. Række 1 har vægten 1,00 på <bos>, og de senere rækker lægger deres største vægt på forskellige tokens (højst 0,76: på <bos> i række 2 og på \"the\" i række 3 i hoved 2, og 0,62 på \"cat\" i række 3 i hoved 1), så ingen søjle skiller sig ud på tværs af rækkerne."}
 torch.manual_seed(0)
 tokens = ["<bos>", "the", "cat", "sat", "on", "it"]
 T, d_model, h = len(tokens), 16, 2  # d_k = 8
@@ -325,15 +337,16 @@ plot_heads(random_weights, tokens, tokens)
 #
 # Una fila del softmax siempre suma 1, así que una cabeza que no tiene nada que aportar para un token
 # tiene que poner su peso en alguna parte y devuelve algo de todos modos. Lo habitual es que una
-# cabeza sin puerta devuelva casi nada poniendo el peso en una clave cuyo valor sea casi cero
-# (también podrían anularse entre sí los valores que atiende, o ser todos pequeños). La celda construye
-# a mano una cabeza así (la cabeza 1): la clave del primer token apunta en una dirección que
-# comparten todas las consultas, y su valor es cero. Su mapa tiene la columna del sumidero en el
-# primer token, con entre 0,95 y 1,0 de cada fila posterior, y su salida es unas 60 veces menor que
-# la de la misma cabeza con sus pesos aleatorios. Una cabeza con puerta tiene otra manera (aquí, la
-# cabeza 2, que es la cabeza 1 de la capa aleatoria de antes): sus mismos pesos, sin sumidero, y una
-# puerta casi cerrada que se fija a mano, $\sigma(-6) \approx 0{,}0025$, cuando en la capa las
-# puertas valían de media alrededor de 0,5; así su salida es aún menor.
+# cabeza sin puerta no devuelva casi nada poniendo el peso en una clave cuyo valor sea casi cero
+# (también podrían anularse entre sí los valores a los que atiende, o ser todos pequeños). La celda
+# construye a mano una cabeza así (la cabeza 1): la clave del primer token apunta en una dirección
+# que comparten todas las consultas, y su valor es cero. Su mapa tiene la columna del sumidero en el
+# primer token, que se lleva entre 0,95 y 1,0 del peso de cada fila posterior, y su salida es unas
+# 60 veces menor que la de la misma cabeza con sus pesos aleatorios. Una cabeza con puerta tiene
+# otra manera de hacerlo: cerrar la puerta. Aquí es la cabeza 2, la cabeza 1 de la capa aleatoria de
+# antes, con los mismos pesos, sin sumidero y con una puerta fijada a mano casi a cero,
+# $\sigma(-6) \approx 0{,}0025$, cuando las puertas de la capa valían de media unos 0,5; así, su
+# salida es aún menor.
 #
 # Aquí las dos cabezas están hechas a mano; no las ha producido ningún entrenamiento. En modelos
 # entrenados, Xiao et al. (2023) observaron que los primeros tokens se llevan una parte grande de la
@@ -343,23 +356,23 @@ plot_heads(random_weights, tokens, tokens)
 # %% [markdown] lang="da"
 # ## At sige "her er intet"
 #
-# En række i softmax summerer altid til 1, så et hoved, der ikke har noget at bidrage med for et
+# En række softmax-vægte summerer altid til 1, så et hoved, der ikke har noget at bidrage med for et
 # token, skal lægge sin vægt et sted og returnerer alligevel noget. Et hoved uden gate returnerer
 # som regel næsten ingenting ved at lægge vægten på en nøgle, hvis værdi er tæt på nul (værdierne,
-# det ser på, kunne også ophæve hinanden eller alle være små). Cellen bygger
-# sådan et hoved manuelt (hoved 1): det første tokens nøgle peger i en retning, som alle
-# forespørgsler har til fælles, og dens værdi er nul. Kortet har en lys søjle ved det første token,
-# sink-tokenet, med 0,95 til 1,0 af hver senere række, og outputtet er kun omkring 1/60 så stort
-# som outputtet fra det samme hoved med de tilfældige parametre. Et hoved med gate har en anden
-# udvej (her hoved 2, som er hoved 1 fra det tilfældige lag ovenfor): de samme parametre, ingen
-# sink og en gate, der manuelt er sat tæt på nul, $\sigma(-6) \approx 0{,}0025$, mens lagets gates
-# i gennemsnit lå omkring 0,5. Det gør outputtet endnu mindre.
+# det ser på, kunne også ophæve hinanden eller alle være små). Cellen bygger sådan et hoved manuelt
+# (hoved 1): det første tokens nøgle peger i en retning, som alle forespørgsler har til fælles, og
+# værdien for dette token er nul. Kortet har en lys søjle ved det første token, sink-tokenet, med
+# 0,95 til 1,0 af vægten i hver senere række, og outputtet er kun omkring 1/60 så stort som
+# outputtet fra det samme hoved med de tilfældige parametre. Et hoved med gate har en anden udvej
+# (her hoved 2, som er hoved 1 fra det tilfældige lag ovenfor): de samme parametre, ingen attention
+# sink og en gate, der manuelt er sat tæt på nul, $\sigma(-6) \approx 0{,}0025$, mens lagets gates i
+# gennemsnit lå omkring 0,5. Det gør outputtet endnu mindre.
 #
 # Begge hoveder er lavet manuelt her; ingen træning har frembragt dem. I trænede modeller fandt Xiao
 # et al. (2023), at de første tokens trækker en stor del af attention til sig, og Qiu et al. (2025)
 # skriver, at en sigmoid-gate pr. hoved efter SDPA afhjælper denne attention sink.
 
-# %% alt={"en": "Two heatmaps of attention weights over six tokens, the first of them <bos>. Head 1, made by hand without a gate: every row puts 0.95 to 1.00 of its weight on <bos>, a bright first column. Head 2, head 1 of the random gated layer above with its gate set by hand to σ(−6): the same weights as there, with no bright column (its largest weight after row 1 is 0.62, on \"cat\" in row 3).", "es": "Dos mapas de calor de pesos de atención sobre seis tokens, el primero de ellos <bos>. La cabeza 1, hecha a mano y sin puerta: cada fila pone entre 0,95 y 1,00 de su peso en <bos>, una primera columna brillante. La cabeza 2, la cabeza 1 de la capa aleatoria con puertas de antes, con su puerta fijada a mano en σ(−6): los mismos pesos que allí, sin ninguna columna brillante (su mayor peso después de la fila 1 es 0,62, en «cat» en la fila 3).", "da": "To heatmaps over attention-vægte over seks tokens, hvoraf det første er <bos>. Hoved 1, lavet manuelt uden gate: hver række lægger 0,95 til 1,00 af vægten på <bos>, en lys første søjle. Hoved 2, hoved 1 fra det tilfældige gated attention-lag ovenfor med gaten manuelt sat til σ(−6): de samme vægte som dér og ingen lys søjle (den største vægt efter række 1 er 0,62, på \"cat\" i række 3)."}
+# %% alt={"en": "Two heatmaps of attention weights over six tokens, the first of them <bos>. Head 1, made by hand without a gate: every row puts 0.95 to 1.00 of its weight on <bos>, a bright first column. Head 2, head 1 of the random gated layer above with its gate set by hand to σ(−6): the same weights as there, with no bright column (its largest weight after row 1 is 0.62, on \"cat\" in row 3).", "es": "Dos mapas de calor de pesos de atención sobre seis tokens, el primero de ellos <bos>. La cabeza 1, hecha a mano y sin puerta: cada fila pone entre 0,95 y 1,00 de su peso en <bos>, una primera columna brillante. La cabeza 2, la cabeza 1 de la capa aleatoria con puertas de antes, con su puerta fijada a mano en σ(−6): los mismos pesos que allí, sin ninguna columna brillante (su mayor peso después de la fila 1 es 0,62, en «cat» en la fila 3).", "da": "To heatmaps med attention-vægte for seks tokens, hvoraf det første er <bos>. Hoved 1, lavet manuelt uden gate: hver række lægger 0,95 til 1,00 af vægten på <bos>, en lys første søjle. Hoved 2, hoved 1 fra det tilfældige gated-attention-lag ovenfor med gaten manuelt sat til σ(−6): de samme vægte som dér og ingen lys søjle (den største vægt efter række 1 er 0,62, på \"cat\" i række 3)."}
 u = torch.nn.functional.normalize(torch.randn(8), dim=0)  # shared direction
 q_sink = q[..., :1, :] + 4 * u  # head 1's queries, (1, T, 1, d_k)
 k_sink, v_sink = k[..., :1, :].clone(), v[..., :1, :].clone()

@@ -78,7 +78,7 @@
 #
 # Én sætning på seks tokens (et batch på én), en modelbredde på 16 og fire hoveder, så hvert
 # hoved arbejder i `d_k = 16 / 4 = 4` dimensioner. Tilfældige vektorer står i stedet for
-# rigtige token-embeddings.
+# egentlige token-embeddings.
 
 # %%
 torch.manual_seed(0)
@@ -137,9 +137,9 @@ print("q:", tuple(q.shape), " k:", tuple(k.shape), " v:", tuple(v.shape))
 # %% [markdown] lang="da"
 # ## 2. Opdeling i hoveder
 #
-# `split_heads` læser den sidste dimension som `(h, d_k)` og flytter hoveddimensionen frem:
+# `split_heads` læser den sidste dimension som `(h, d_k)` og flytter hovedernes akse frem:
 # `(B, T, d_model)` → `(B, T, h, d_k)` → `(B, h, T, d_k)`. Hovederne tælles fra 1 og tensorernes
-# indekser fra 0: hoved *i* er indeks `i − 1` på hovedaksen og får hvert tokens features med
+# indekser fra 0: hoved *i* er indeks `i − 1` på hovedernes akse og får hvert tokens features med
 # indekserne `(i−1)·d_k … i·d_k − 1`; intet kopieres eller blandes.
 
 # %%
@@ -167,16 +167,21 @@ assert same
 # ## 3. Puntuaciones
 #
 # Cada cabeza compara cada consulta con cada clave: `q k^T / sqrt(d_k)`. La matriz de puntuaciones
-# de `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Dividir por `sqrt(d_k)` mantiene la
-# varianza de las puntuaciones cerca de 1, para que el softmax que viene a continuación no se
-# sature.
+# de `T × T` existe una vez por cabeza, de ahí `(B, h, T, T)`. Si las componentes de las consultas
+# y de las claves son independientes y tienen una varianza de alrededor de 1, dividir por
+# `sqrt(d_k)` mantiene la varianza de las puntuaciones cerca de 1, y así el softmax que viene a
+# continuación no se satura. Los pesos aleatorios de este ejemplo, sin entrenar, dan puntuaciones
+# aún menores, de modo que los mapas que siguen son casi uniformes.
 
 # %% [markdown] lang="da"
 # ## 3. Scorer
 #
 # Hvert hoved sammenligner hver forespørgsel med hver nøgle: `q k^T / sqrt(d_k)`. Scorematricen på
-# `T × T` findes én gang pr. hoved, deraf `(B, h, T, T)`. Divisionen med `sqrt(d_k)` holder
-# scorernes varians tæt på 1, så den efterfølgende softmax ikke går i mætning.
+# `T × T` findes én gang pr. hoved, deraf `(B, h, T, T)`. Hvis forespørgslernes og nøglernes
+# features er uafhængige med en varians på omkring 1, holder divisionen med `sqrt(d_k)` scorernes
+# varians tæt på 1, så den efterfølgende softmax ikke går i mætning. De tilfældige, utrænede
+# parametre her giver endnu mindre scorer, så rækkerne i heatmappene nedenfor er tæt på en
+# ligefordeling.
 
 # %%
 # (B, h, T, T)
@@ -202,7 +207,7 @@ print("scores:", tuple(scores.shape))
 # Softmax beregnes over nøglerne, den sidste dimension: hver række bliver til positive vægte, der
 # summerer til 1. Ét heatmap pr. hoved: række = forespørgsels-token, søjle = nøgle-token.
 
-# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la oración «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med attention-vægtene på 6 gange 6 for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
+# %% alt={"en": "Four heatmaps, one per head, of the 6 by 6 attention weights of the sentence 'the cat sat on the mat'; each row sums to 1.", "es": "Cuatro mapas de calor, uno por cabeza, con los pesos de atención de 6 por 6 de la oración «the cat sat on the mat»; cada fila suma 1.", "da": "Fire heatmaps, ét pr. hoved, med de 6 × 6 attention-vægte for sætningen \"the cat sat on the mat\"; hver række summerer til 1."}
 weights = torch.softmax(scores, dim=-1)  # (B, h, T, T)
 ones = torch.ones(1, num_heads, len(tokens))
 rows_sum_to_one = torch.allclose(weights.sum(dim=-1), ones)
@@ -282,7 +287,7 @@ print("concat:", tuple(concat.shape))
 # %% [markdown] lang="da"
 # ## 7. Outputprojektion
 #
-# `W^O` blander det, hovederne fandt, til én vektor på `d_model` pr. token. Outputtet har
+# `W^O` samler det, hovederne fandt, i én vektor med bredden `d_model` pr. token. Outputtet har
 # inputtets form, så attention-lag kan stables.
 
 # %%
@@ -304,16 +309,16 @@ print("out:", tuple(out.shape))
 # Los siete pasos deben dar lo mismo que devuelve `mha(x, x, x)` y lo mismo que devuelve
 # `torch.nn.MultiheadAttention` una vez copiados los pesos de la capa a su formato empaquetado:
 # `in_proj_weight`, con las filas de las consultas, las de las claves y las de los valores una
-# detrás de otra. {{ claim:mha-packed-in-proj }} También deben coincidir sus pesos de atención por
-# cabeza: con `average_attn_weights=False` los devuelve como `(B, h, T, T)` en lugar de su media
-# sobre las cabezas. {{ claim:mha-need-weights-averaged }}
+# detrás de otra. {{ claim:mha-packed-in-proj }} También deben coincidir los pesos de atención de
+# cada cabeza: con `average_attn_weights=False`, el módulo de PyTorch los devuelve como
+# `(B, h, T, T)` en lugar de su media sobre las cabezas. {{ claim:mha-need-weights-averaged }}
 
 # %% [markdown] lang="da"
 # ## Sammenligning med ét kald og med PyTorch
 #
 # De syv trin skal give det, `mha(x, x, x)` returnerer, og det, `torch.nn.MultiheadAttention`
-# returnerer, når de samme parametre er kopieret over i dets pakkede format, `in_proj_weight` med rækkerne
-# for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
+# returnerer, når de samme parametre er kopieret over i modulets pakkede format, `in_proj_weight`
+# med rækkerne for forespørgsler, nøgler og værdier efter hinanden. {{ claim:mha-packed-in-proj }} Også
 # attention-vægtene for hvert hoved skal stemme: med `average_attn_weights=False` returnerer modulet
 # dem som `(B, h, T, T)` i stedet for gennemsnittet over hovederne.
 # {{ claim:mha-need-weights-averaged }}
@@ -350,7 +355,7 @@ assert all(checks.values())
 # ## Con una máscara causal
 #
 # En un decodificador, el token *i* solo puede atender a los tokens `1 … i`. La máscara causal
-# (`True` = puede atender) asigna a las demás puntuaciones el valor de coma flotante más negativo
+# (`True` = puede atender) pone las demás puntuaciones al valor de coma flotante más negativo
 # antes del softmax, de modo que sus pesos valen exactamente 0 y cada mapa de calor queda triangular
 # inferior. `nn.MultiheadAttention` espera la convención contraria para un `attn_mask` booleano
 # (`True` = ignorar), de ahí el `~`. {{ claim:mha-bool-attn-mask-true-ignores }}

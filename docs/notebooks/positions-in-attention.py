@@ -23,23 +23,23 @@
 # la del entrenamiento.
 #
 # Aquí no se entrena nada: como los vectores son aleatorios, las curvas muestran lo que el propio
-# método de posición aporta a una puntuación, no a qué atiende un modelo entrenado. Lo que hacen los
-# modelos entrenados más allá de su longitud de entrenamiento se cuenta a partir de los artículos,
-# con sus cifras.
+# método de codificación posicional aporta a una puntuación, no a qué atiende un modelo entrenado.
+# Lo que hacen los modelos entrenados más allá de su longitud de entrenamiento se toma de los
+# artículos, con sus cifras.
 
 # %% [markdown] lang="da"
 # # Positioner i attention
 #
-# Attention sammenligner hver forespørgsel med hver nøgle og er ligeglad med, hvor de står, så en
-# transformer skal have det at vide. Denne notebook stiller tre måder at gøre det på op side om side
-# med ordlistens egen kode: den sinusformede positional encoding fra den oprindelige Transformer,
-# rotary position embeddings (RoPE) og ALiBi. For hver metode beregner den først scoren mellem én
-# forespørgsel og nøgler, der ligger længere og længere tilbage. Derefter viser den, hvad metoden gør
-# med en sekvens, der er længere end den, modellen blev trænet på.
+# Attention sammenligner hver forespørgsel med hver nøgle og tager ikke hensyn til, hvor de står, så
+# en transformer skal have det at vide. Med ordlistens egen kode stiller denne notebook tre måder at
+# gøre det på op ved siden af hinanden: den sinusformede positional encoding fra den oprindelige
+# Transformer, rotary position embeddings (RoPE) og ALiBi. For hver metode beregner den først scoren
+# mellem én forespørgsel og nøgler, der ligger længere og længere tilbage. Derefter viser den, hvad
+# metoden gør med en sekvens, der er længere end den, modellen blev trænet på.
 #
 # Her trænes intet. Vektorerne er tilfældige, så kurverne viser, hvad selve positionsmetoden
 # bidrager med til en score, ikke hvad en trænet model lægger vægt på. Hvad trænede modeller gør ud
-# over deres træningslængde, gengives fra artiklerne med deres tal.
+# over deres træningslængde, gengives med artiklernes egne tal.
 
 # %%
 # --8<-- "snippets/positional_encoding.py:code"
@@ -79,19 +79,19 @@ S = torch.arange(0, 2 * L + 1)  # distances m - n from 0 to 2L
 # ## Una consulta, claves cada vez más atrás
 #
 # **Sinusoidal.** El Transformer original suma $PE_p$ al token de la posición $p$. Sin contenido y
-# sin proyecciones, lo que aportan solo las posiciones a la puntuación de una consulta en $m$ con una
-# clave en $n$ es $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$: una función solo de la
-# distancia, máxima en 0, que baja en promedio y oscila. En una capa real, la consulta y la clave son
-# $(x + PE)\,W^Q$ y $(x + PE)\,W^K$, de modo que entre las dos codificaciones hay matrices
-# aprendidas, y el contenido añade otros términos.
+# sin proyecciones, lo que aportan las posiciones por sí solas a la puntuación de una consulta en
+# $m$ con una clave en $n$ es $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$: una
+# función solo de la distancia, máxima en 0, que baja en promedio y oscila. En una capa real, la
+# consulta y la clave son $(x + PE)\,W^Q$ y $(x + PE)\,W^K$, de modo que entre las dos
+# codificaciones hay matrices aprendidas, y el contenido añade otros términos.
 #
-# **RoPE.** La consulta y la clave de una cabeza se giran según sus posiciones; los mismos dos
+# **RoPE.** La consulta y la clave de una cabeza se giran según sus posiciones; los dos mismos
 # vectores colocados en cualquier posición dan una puntuación que también depende solo de $m - n$,
 # sean cuales sean las posiciones.
 #
 # **ALiBi.** Aquí la puntuación de contenido, $q k^\top / \sqrt{d_k}$, es la misma a cualquier
-# distancia, y cada cabeza resta su pendiente por la distancia: una recta por cabeza, empinada en la
-# cabeza 1 (pendiente $1/2$) y casi plana en la 8 (pendiente $1/256$).
+# distancia, y cada cabeza resta el producto de su pendiente por la distancia: una recta por cabeza,
+# empinada en la cabeza 1 (pendiente $1/2$) y casi plana en la 8 (pendiente $1/256$).
 #
 # La línea discontinua marca $L = 512$. En estas fórmulas no cambia nada ahí; lo que cambia es que un
 # modelo entrenado con 512 tokens nunca ha visto lo que queda a su derecha.
@@ -102,10 +102,10 @@ S = torch.arange(0, 2 * L + 1)  # distances m - n from 0 to 2L
 # **Sinusformet positional encoding.** Den oprindelige Transformer lægger $PE_p$ til tokenet på
 # position $p$. Uden indhold og uden projektioner bidrager positionerne alene med
 # $PE_m \cdot PE_n = \sum_c \cos\big((m - n)\,\omega_c\big)$ til scoren for en forespørgsel på $m$
-# og en nøgle på $n$. Det er en funktion af afstanden alene, der er størst ved 0, falder i
-# gennemsnit og svinger. I et rigtigt lag er forespørgslen og nøglen $(x + PE)\,W^Q$ og
-# $(x + PE)\,W^K$, så der sidder lærte matricer mellem de to kodninger, og indholdet bidrager med
-# flere led.
+# og en nøgle på $n$. Bidraget afhænger kun af afstanden: det er størst ved 0 og falder i
+# gennemsnit, mens det svinger. I et egentligt lag er forespørgslen og nøglen $(x + PE)\,W^Q$ og
+# $(x + PE)\,W^K$, så der sidder lærte matricer mellem de to positional encodings, og indholdet
+# bidrager med flere led.
 #
 # **RoPE.** Forespørgslen og nøglen i ét hoved drejes efter deres positioner. Sætter man de samme to
 # vektorer på en hvilken som helst position, får man en score, der også kun afhænger af $m - n$.
@@ -202,8 +202,8 @@ plt.show()
 # %% [markdown] lang="es"
 # ## Secuencias más largas que en el entrenamiento
 #
-# **Las posiciones aprendidas** no tienen ninguna fila más allá de la tabla, de modo que el código
-# rechaza el token 513 de una tabla de 512 filas.
+# **Las posiciones aprendidas** no tienen ninguna fila más allá de la tabla, de modo que, con una
+# tabla de 512 filas, el código rechaza el token 513.
 #
 # **Las posiciones sinusoidales** existen para cualquier posición, pero los pares lentos no llegan a
 # dar una vuelta en $L$ posiciones, por lo que más allá de $L$ toman valores que el modelo nunca ha
@@ -211,17 +211,17 @@ plt.show()
 # mejora su perplejidad con hasta 20 tokens más, se mantiene hasta 50 y después empeora.
 #
 # **RoPE**, con la configuración de LLaMA ($d_k = 128$, $\beta = 10\,000$, 2048 posiciones), tiene
-# los mismos pares lentos. Press et al. observaron que un modelo con RoPE entrenado
-# con 512 tokens mejora con hasta 200 tokens más; Chen et al. (2023) señalan que ejecutar LLaMA
-# directamente más allá de 2048 posiciones puede llevar la perplejidad por encima de $10^3$. Su
-# interpolación de posiciones, en cambio, multiplica las posiciones por $L / L'$, aquí $2048 / 4096$:
+# los mismos pares lentos. Press et al. observaron que un modelo con RoPE entrenado con 512 tokens
+# mejora con hasta 200 tokens más; Chen et al. (2023) señalan que ejecutar LLaMA directamente más
+# allá de 2048 posiciones puede llevar la perplejidad por encima de $10^3$. La interpolación de
+# posiciones que proponen, en cambio, multiplica las posiciones por $L / L'$, aquí $2048 / 4096$:
 # todas las posiciones quedan entonces en $[0, L)$, y la puntuación a la distancia $s$ pasa a ser la
 # antigua a la distancia $s L / L'$. La celda comprueba las dos cosas. A la izquierda, la puntuación
 # cerca de la consulta: con interpolación es la misma curva, estirada al doble de ancho. A la
-# derecha, el ángulo del par 42, el más rápido de los que dan menos de una vuelta en 2048 posiciones:
-# sin interpolación sale del intervalo visto en el entrenamiento (discontinua) en la posición 2048, y
-# con ella no sale nunca. Así, con un ajuste fino de 1000 pasos como mucho, se amplió hasta
-# 32 768 tokens la ventana de los modelos LLaMA de 7B a 65B.
+# derecha, el ángulo del par 42, el más rápido de los que dan menos de una vuelta en 2048
+# posiciones: sin interpolación sale del intervalo visto en el entrenamiento (la línea discontinua)
+# en la posición 2048, y con ella no sale nunca. Así, con un ajuste fino de 1000 pasos como mucho,
+# se amplió hasta 32 768 tokens la ventana de contexto de los modelos LLaMA de 7B a 65B.
 #
 # **ALiBi** no introduce nada nuevo con una entrada más larga: las rectas se prolongan. Con puntuaciones de
 # contenido iguales, el peso que cada cabeza da a las claves situadas más de 1023 tokens atrás, para
@@ -244,9 +244,9 @@ plt.show()
 # 512 tokens, får bedre perpleksitet på input, der er op til 20 tokens længere end
 # træningslængden. Den holder niveauet op til 50 tokens længere og bliver derefter dårligere.
 #
-# **RoPE** med den første Llamas indstillinger ($d_k = 128$, $\beta = 10\,000$, 2.048 positioner) har
-# de samme langsomme par. Press et al. fandt, at en model med RoPE, der er trænet på 512 tokens, får
-# bedre perpleksitet på input, der er op til 200 tokens længere end træningslængden. Chen et al.
+# **RoPE** med den første Llamas indstillinger ($d_k = 128$, $\beta = 10\,000$, 2.048 positioner)
+# har de samme langsomme par. Press et al. fandt, at en model med RoPE, der er trænet på 512 tokens,
+# får bedre perpleksitet på input, der er op til 200 tokens længere end træningslængden. Chen et al.
 # (2023) skriver, at når den første Llama køres direkte ud over 2.048 positioner, kan perpleksiteten
 # stige til over $10^3$. Deres positionsinterpolation ganger i stedet positionerne med $L / L'$, her
 # $2048 / 4096$. Så ligger alle positioner i $[0, L)$, og scoren ved afstanden $s$ bliver den gamle
@@ -254,9 +254,9 @@ plt.show()
 # forespørgslen: med interpolation er det den samme kurve, strakt til den dobbelte bredde. Til højre
 # ses vinklen for par 42, det hurtigste af de par, der drejer mindre end én omgang på 2.048
 # positioner. Uden interpolation forlader vinklen det interval, der blev set under træningen
-# (stiplet), ved position 2.048, og med interpolation gør den det aldrig. Med finjustering på højst
-# 1.000 trin udvidede metoden kontekstvinduet i den første Llamas modeller, fra 7B til 65B, til op
-# til 32.768 tokens.
+# (stiplet), ved position 2.048, og med interpolation gør den det aldrig. Med finjustering på
+# maksimalt 1.000 trin udvidede metoden kontekstvinduet i den første Llamas modeller (7B til 65B)
+# til højst 32.768 tokens.
 #
 # **ALiBi** tilføjer intet nyt for et længere input, for linjerne fortsætter bare. Når
 # indholdsscorerne er ens, viser cellen, hvor lidt vægt hvert hoved lægger på nøgler mere end 1.023
@@ -264,10 +264,10 @@ plt.show()
 # trænede en model med 1,3 mia. parametre på 1.024 tokens, som på 2.048 tokens nåede samme
 # perpleksitet som en model med sinusformet positional encoding, der var trænet på 2.048. Samtidig
 # var træningen 11 % hurtigere og brugte 11 % mindre hukommelse. Ved evaluering i et glidende vindue
-# ændrer modellens perpleksitet sig stort set ikke, når inputtet vokser. Styrken er altså, at den
-# ikke bliver dårligere, ikke at den udnytter den ekstra kontekst.
+# ændrer modellens perpleksitet sig stort set ikke, når inputtet vokser. ALiBis styrke er altså, at
+# modellen ikke bliver dårligere, ikke at den udnytter den ekstra kontekst.
 
-# %% alt={"en": "Two line charts. Left: the score of one RoPE query and key of head 1 (d_k = 128) against the distance from 0 to 256, with the positions as they are and with position interpolation (L / L' = 1/2); both start at about 120 and fall while oscillating, the interpolated curve more smoothly, as the same curve stretched to twice its width. Right: the angle of pair 42 against the position from 0 to 4096; without interpolation it rises past the dashed level of the largest angle seen in training, at position 2048, and reaches about 11; with interpolation it rises half as fast and ends at that level.", "es": "Dos gráficos de líneas. A la izquierda, la puntuación, en la cabeza 1 (d_k = 128), de una consulta y una clave con RoPE frente a la distancia, de 0 a 256, con las posiciones tal cual y con interpolación de posiciones (L / L' = 1/2): las dos empiezan en unos 120 y bajan oscilando, la interpolada de forma más suave, como la misma curva estirada al doble de ancho. A la derecha, el ángulo del par 42 frente a la posición, de 0 a 4096: sin interpolación supera en la posición 2048 el nivel discontinuo del mayor ángulo visto en el entrenamiento y llega a unos 11; con interpolación sube la mitad de deprisa y termina en ese nivel.", "da": "To kurvediagrammer. Til venstre scoren for én RoPE-forespørgsel og -nøgle i hoved 1 (d_k = 128) som funktion af afstanden fra 0 til 256, med positionerne, som de er, og med positionsinterpolation (L / L' = 1/2). Begge kurver starter omkring 120 og falder, mens de svinger, den interpolerede mere jævnt, som den samme kurve strakt til den dobbelte bredde. Til højre vinklen for par 42 som funktion af positionen fra 0 til 4.096. Uden interpolation stiger den ved position 2.048 forbi det stiplede niveau for den største vinkel, der blev set under træningen, og når omkring 11. Med interpolation stiger den halvt så hurtigt og slutter ved det niveau."}
+# %% alt={"en": "Two line charts. Left: the score of one RoPE query and key of head 1 (d_k = 128) against the distance from 0 to 256, with the positions as they are and with position interpolation (L / L' = 1/2); both start at about 120 and fall while oscillating, the interpolated curve more smoothly, as the same curve stretched to twice its width. Right: the angle of pair 42 against the position from 0 to 4096; without interpolation it rises past the dashed level of the largest angle seen in training, at position 2048, and reaches about 11; with interpolation it rises half as fast and ends at that level.", "es": "Dos gráficos de líneas. A la izquierda, la puntuación, en la cabeza 1 (d_k = 128), de una consulta y una clave con RoPE frente a la distancia, de 0 a 256, con las posiciones tal cual y con interpolación de posiciones (L / L' = 1/2): las dos empiezan en unos 120 y bajan oscilando, la interpolada de forma más suave, como la misma curva estirada al doble de ancho. A la derecha, el ángulo del par 42 frente a la posición, de 0 a 4096: sin interpolación, en la posición 2048 supera la línea discontinua que marca el mayor ángulo visto en el entrenamiento y llega a unos 11; con interpolación sube a la mitad de velocidad y termina en ese nivel.", "da": "To kurvediagrammer. Til venstre scoren for én RoPE-forespørgsel og -nøgle i hoved 1 (d_k = 128) som funktion af afstanden fra 0 til 256, med positionerne, som de er, og med positionsinterpolation (L / L' = 1/2). Begge kurver starter omkring 120 og falder, mens de svinger, den interpolerede mere jævnt, som den samme kurve strakt til den dobbelte bredde. Til højre vinklen for par 42 som funktion af positionen fra 0 til 4.096. Uden interpolation stiger den ved position 2.048 forbi det stiplede niveau for den største vinkel, der blev set under træningen, og når omkring 11. Med interpolation stiger den halvt så hurtigt og slutter ved det niveau."}
 # Learned positions: no row past the table.
 learned = LearnedPositionEmbedding(vocab_size=100, max_positions=L, d_model=16)
 try:

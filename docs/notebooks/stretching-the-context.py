@@ -21,17 +21,17 @@
 # Un modelo con embeddings de posición rotatorios (RoPE) gira el par $c$ de una consulta o de una
 # clave situada en la posición $m$ un ángulo $m\theta_c$. Más allá de la longitud de entrenamiento,
 # los pares lentos llegan a ángulos que el modelo nunca ha visto, y el escalado de RoPE cambia las
-# frecuencias $\theta_c$ para que un contexto más largo se quede dentro del intervalo conocido. Este
-# cuaderno compara tres métodos con el propio código del glosario, en una cabeza con las dimensiones
-# de Llama 3 8B ($d_k = 128$, $\beta$ = `rope_theta` = 500 000, entrenado con $L = 8192$
-# posiciones) estirada al cuádruple, hasta 32 768 posiciones: el escalado lineal (interpolación de
-# posiciones), el escalado *NTK-aware* y YaRN. Dibuja las nuevas frecuencias, la puntuación de una
-# consulta con claves cada vez más alejadas y el mayor ángulo al que llega cada par con una longitud
-# cuatro veces mayor.
+# frecuencias $\theta_c$ para que un contexto más largo se quede dentro del intervalo del
+# entrenamiento. Este cuaderno compara tres métodos con el propio código del glosario, en una cabeza
+# con los tamaños de Llama 3 8B ($d_k = 128$, $\beta$ = `rope_theta` = 500 000, entrenado con
+# $L = 8192$ posiciones) estirada al cuádruple, hasta 32 768 posiciones: el escalado lineal
+# (interpolación de posiciones), el escalado *NTK-aware* y YaRN. Dibuja las nuevas frecuencias, la
+# puntuación de una consulta con claves cada vez más alejadas y el mayor ángulo al que llega cada
+# par con una longitud cuatro veces mayor.
 #
 # Aquí no se entrena nada ni se carga ningún modelo: la consulta y la clave son vectores aleatorios,
 # así que las curvas muestran lo que cada método hace con las posiciones, no si un modelo lee bien el
-# contexto más largo. Lo que consiguen los modelos se cuenta a partir de los artículos.
+# contexto más largo. Lo que consiguen los modelos se toma de los artículos.
 
 # %% [markdown] lang="da"
 # # Når konteksten strækkes
@@ -39,12 +39,12 @@
 # En model med rotary position embeddings (RoPE) drejer par $c$ i en forespørgsel eller nøgle på
 # position $m$ vinklen $m\theta_c$. Ud over træningslængden når de langsomme par vinkler, modellen
 # aldrig har set, og RoPE-skalering ændrer frekvenserne $\theta_c$, så en længere kontekst holder
-# sig i det kendte interval. Denne notebook sammenligner tre metoder med ordlistens egen kode på et
-# hoved med de samme mål som i Llama 3 8B ($d_k = 128$, $\beta$ = `rope_theta` = 500.000, trænet på
-# $L = 8192$ positioner), strakt til fire gange længden, 32.768 positioner: lineær skalering
-# (positionsinterpolation), *NTK-aware*-skalering og YaRN. Den tegner de nye frekvenser, scoren mellem
-# én forespørgsel og nøgler længere og længere tilbage og den største vinkel, hvert par når ved fire
-# gange længden.
+# sig inden for intervallet fra træningen. Med ordlistens egen kode sammenligner denne notebook tre
+# metoder på et hoved med de samme dimensioner som i Llama 3 8B ($d_k = 128$,
+# $\beta$ = `rope_theta` = 500.000, trænet på $L = 8192$ positioner), strakt til fire gange længden,
+# 32.768 positioner: lineær skalering (positionsinterpolation), *NTK-aware*-skalering og YaRN. Den
+# tegner tre ting: de nye frekvenser, scoren mellem én forespørgsel og nøgler længere og længere
+# tilbage og den største vinkel, hvert par når ved fire gange længden.
 #
 # Her trænes intet, og ingen model indlæses. Forespørgslen og nøglen er tilfældige vektorer, så
 # kurverne viser, hvad hver metode gør ved positionerne, ikke hvor godt en model læser den længere
@@ -94,36 +94,36 @@ style = {"none": "-", "linear": "--", "NTK": "-", "YaRN": ":"}
 # frecuencias $\theta'_c$ y el factor de atención. `linear` y `yarn` son valores de `rope_type` en
 # Transformers; el escalado *NTK-aware* estático no tiene ninguno, y `"ntk"` es el nombre que le da
 # el código del glosario (el tipo `dynamic` de Transformers usa la misma base aumentada, pero con un
-# factor que crece con la longitud). El gráfico muestra cuántas
-# veces más despacio gira cada par, $\theta_c / \theta'_c$, desde el más rápido ($c = 0$) hasta el
-# más lento ($c = 63$); la línea discontinua marca el par 35, el primero que da menos de una vuelta
-# en $L = 8192$ posiciones. El escalado lineal hace girar todos los pares cuatro veces más despacio
-# ($s = 4$), también los rápidos. El escalado *NTK-aware*, en cambio, aumenta la base: conserva el
-# par más rápido, divide el más lento exactamente por 4 y los intermedios por menos. YaRN conserva
-# los pares que dan al menos 32 vueltas en $L$ posiciones (aquí, los 19 primeros), divide por 4 los
-# que dan como mucho una (a partir del 35) e interpola los intermedios; además, multiplica las
-# consultas y las claves por $t = 0{,}1 \ln s + 1$ (Peng et al. escriben este factor como
-# $\sqrt{1/t}$, porque en el artículo $t$ es la temperatura del softmax).
+# factor que crece con la longitud). El gráfico muestra cuántas veces más despacio gira cada par,
+# $\theta_c / \theta'_c$, desde el más rápido ($c = 0$) hasta el más lento ($c = 63$); la línea
+# discontinua marca el par 35, el primero que da menos de una vuelta en $L = 8192$ posiciones. El
+# escalado lineal hace girar todos los pares cuatro veces más despacio ($s = 4$), también los
+# rápidos. El escalado *NTK-aware*, en cambio, aumenta la base: conserva el par más rápido, divide
+# el más lento exactamente por 4 y los intermedios por menos. YaRN conserva los pares que dan al
+# menos 32 vueltas en $L$ posiciones (aquí, los 19 primeros), divide por 4 los que dan como mucho
+# una (a partir del 35) e interpola los intermedios; además, multiplica las consultas y las claves
+# por $t = 0{,}1 \ln s + 1$ (Peng et al. lo expresan como $\sqrt{1/t}$, donde su $t$ es la
+# temperatura del softmax).
 
 # %% [markdown] lang="da"
 # ## Frekvenserne, par for par
 #
-# `scaled_frequencies` læser hver metode fra en `rope_scaling`-ordbog og returnerer de nye frekvenser
-# $\theta'_c$ og attention-faktoren. `linear` og `yarn` er værdier af `rope_type` i Transformers.
-# Statisk *NTK-aware*-skalering har ingen, og `"ntk"` er ordlistekodens eget navn for den
-# (Transformers' type `dynamic` bruger den samme større base, men med en faktor, der vokser med
-# længden). Diagrammet viser, hvor mange
-# gange langsommere hvert par drejer, $\theta_c / \theta'_c$, fra det hurtigste par ($c = 0$) til det
-# langsomste ($c = 63$). Den stiplede linje markerer par 35, det første, der drejer mindre end én
-# omgang på $L = 8192$ positioner. Lineær skalering får alle par til at dreje fire gange langsommere
-# ($s = 4$), også de hurtige. *NTK-aware*-skalering hæver i stedet basen: det hurtigste par beholdes,
-# det langsomste divideres med præcis 4, og dem imellem med mindre. YaRN beholder de par, der drejer
-# mindst 32 omgange på $L$ positioner (her de første 19), dividerer dem, der drejer højst én omgang
-# (fra par 35), med 4 og blander parrene imellem. Desuden ganger YaRN forespørgsler og nøgler med
+# `scaled_frequencies` læser hver metode fra en `rope_scaling`-ordbog og returnerer de nye
+# frekvenser $\theta'_c$ og attention-faktoren. `linear` og `yarn` er værdier af `rope_type` i
+# Transformers. Statisk *NTK-aware*-skalering har ingen, og `"ntk"` er ordlistekodens eget navn for
+# den (Transformers' type `dynamic` bruger den samme større base, men med en faktor, der vokser med
+# længden). Diagrammet viser, hvor mange gange langsommere hvert par drejer, $\theta_c / \theta'_c$,
+# fra det hurtigste par ($c = 0$) til det langsomste ($c = 63$). Den stiplede linje markerer par 35,
+# det første, der drejer mindre end én omgang på $L = 8192$ positioner. Lineær skalering får alle
+# par til at dreje fire gange langsommere ($s = 4$), også de hurtige. *NTK-aware*-skalering hæver i
+# stedet basen: det hurtigste par beholdes, det langsomste divideres med præcis 4, og dem imellem
+# med mindre. YaRN beholder de par, der drejer mindst 32 omgange på $L$ positioner (her de første
+# 19), dividerer dem, der drejer højst én omgang (fra par 35), med 4 og interpolerer gradvist mellem
+# de to regler for parrene imellem. Desuden ganger YaRN forespørgsler og nøgler med
 # $t = 0{,}1 \ln s + 1$. Peng et al. skriver denne faktor som $\sqrt{1/t}$, fordi $t$ i artiklen er
 # softmax-temperaturen.
 
-# %% alt={"en": "A line chart of θ_c / θ'_c against the pair c from 0 to 63 for one head with d_k = 128 and s = 4, with a dashed line at pair 35. none: 1 for every pair. linear: 4 for every pair. NTK: rises smoothly from 1 at pair 0 to 4 at pair 63. YaRN: 1 up to pair 18, then rises steeply to 4 at pair 35 and stays at 4.", "es": "Gráfico de líneas de θ_c / θ'_c frente al par c, de 0 a 63, para una cabeza con d_k = 128 y s = 4, con una línea discontinua en el par 35. la curva sin escalado: 1 en todos los pares. linear: 4 en todos los pares. NTK: sube de forma suave desde 1 en el par 0 hasta 4 en el 63. YaRN: 1 hasta el par 18; después sube con fuerza hasta 4 en el par 35 y se queda en 4.", "da": "Kurvediagram over θ_c / θ'_c som funktion af parret c fra 0 til 63 for ét hoved med d_k = 128 og s = 4, med en stiplet linje ved par 35. none (uden skalering): 1 for alle par. linear: 4 for alle par. NTK: stiger jævnt fra 1 ved par 0 til 4 ved par 63. YaRN: 1 til og med par 18, stiger derefter stejlt til 4 ved par 35 og bliver på 4."}
+# %% alt={"en": "A line chart of θ_c / θ'_c against the pair c from 0 to 63 for one head with d_k = 128 and s = 4, with a dashed line at pair 35. none: 1 for every pair. linear: 4 for every pair. NTK: rises smoothly from 1 at pair 0 to 4 at pair 63. YaRN: 1 up to pair 18, then rises steeply to 4 at pair 35 and stays at 4.", "es": "Gráfico de líneas de θ_c / θ'_c frente al par c, de 0 a 63, para una cabeza con d_k = 128 y s = 4, con una línea discontinua en el par 35. La curva sin escalado: 1 en todos los pares. La del escalado lineal: 4 en todos los pares. NTK: sube de forma suave desde 1 en el par 0 hasta 4 en el 63. YaRN: 1 hasta el par 18; después sube con fuerza hasta 4 en el par 35 y se queda en 4.", "da": "Kurvediagram over θ_c / θ'_c som funktion af parret c fra 0 til 63 for ét hoved med d_k = 128 og s = 4, med en stiplet linje ved par 35. none (uden skalering): 1 for alle par. linear: 4 for alle par. NTK: stiger jævnt fra 1 ved par 0 til 4 ved par 63. YaRN: 1 til og med par 18, stiger derefter stejlt til 4 ved par 35 og bliver på 4."}
 theta = rope_frequencies(d_k, beta)  # (64,): theta_c, pair c from 0
 freq, factor = {}, {}
 for name, rope in methods.items():
@@ -175,14 +175,14 @@ plt.show()
 # cualquier método, la puntuación depende solo de la distancia $m - n$, y la celda lo comprueba
 # desplazando la consulta 1000 posiciones hacia atrás. A la izquierda, cerca de la consulta: con el
 # escalado lineal, la puntuación a la distancia $4\delta$ es la antigua a la distancia $\delta$, de
-# modo que su curva es la de sin escalado estirada al cuádruple, y los tokens vecinos se distinguen peor. NTK y
-# YaRN conservan los pares rápidos, así que cerca de la consulta oscilan como la curva sin escalado;
-# el factor de atención de YaRN multiplica cada puntuación por $t^2 \approx 1{,}30$. A la derecha,
-# todo el intervalo, como la media de cada bloque de 256 distancias, con una línea discontinua en
-# $L$. Sin escalado, la media sigue bajando más allá de $L$ hasta llegar a 3 (entre las distancias
-# 27 648 y 27 903), muy por debajo de todo lo que alcanzó dentro de $L$ (45 como mínimo). Con los
-# tres métodos baja mucho menos: sus mínimos pasan de 59, 51 y 75 dentro de $L$ a 37, 36 y 57 más
-# allá.
+# modo que su curva es la curva sin escalado estirada al cuádruple, y los tokens vecinos se
+# distinguen peor. NTK y YaRN conservan los pares rápidos, así que cerca de la consulta oscilan como
+# la curva sin escalado; el factor de atención de YaRN multiplica cada puntuación por
+# $t^2 \approx 1{,}30$. A la derecha, todo el intervalo, como la media de cada bloque de 256
+# distancias, con una línea discontinua en $L$. Sin escalado, la media sigue bajando más allá de $L$
+# hasta llegar a 3 (entre las distancias 27 648 y 27 903), muy por debajo de todo lo que alcanzó
+# dentro de $L$ (donde el mínimo fue 45). Con los tres métodos baja mucho menos: sus mínimos pasan
+# de 59, 51 y 75 dentro de $L$ a 37, 36 y 57 más allá.
 
 # %% [markdown] lang="da"
 # ## Én forespørgsel, nøgler længere og længere tilbage
@@ -191,16 +191,17 @@ plt.show()
 # (tæt på $q$, så scoren er stor ved afstand 0) står på hver position før den. Med alle metoder
 # afhænger scoren kun af afstanden $m - n$, og det kontrollerer cellen ved at flytte forespørgslen
 # 1.000 positioner tilbage. Til venstre ses området nær forespørgslen. Med lineær skalering er
-# scoren ved afstanden $4\delta$ den gamle score ved afstanden $\delta$, så kurven er den uskalerede kurve
-# strakt til fire gange bredden, og tokens, der står tæt på hinanden, bliver sværere at skelne. NTK
-# og YaRN beholder de hurtige par, så tæt på forespørgslen svinger de som den uskalerede kurve, og
-# YaRN's attention-faktor ganger hver score med $t^2 \approx 1{,}30$. Til højre ses hele intervallet
-# som gennemsnittet over hvert stykke på 256 afstande, med en stiplet linje ved $L$. Uden skalering
-# bliver gennemsnittet ved med at falde efter $L$, helt ned til 3 (for afstandene fra 27.648 til
-# 27.903), langt under noget, det nåede inden for $L$ (mindst 45). Med de tre metoder falder det
-# langt mindre: de laveste værdier er 59, 51 og 75 inden for $L$ og 37, 36 og 57 efter $L$.
+# scoren ved afstanden $4\delta$ den gamle score ved afstanden $\delta$, så kurven er den uskalerede
+# kurve strakt til fire gange bredden, og tokens, der står tæt på hinanden, bliver sværere at
+# skelne. NTK og YaRN beholder de hurtige par, så tæt på forespørgslen svinger de som den uskalerede
+# kurve, og YaRN's attention-faktor ganger hver score med $t^2 \approx 1{,}30$. Til højre ses hele
+# intervallet som gennemsnittet over hver gruppe på 256 afstande, med en stiplet linje ved $L$. Uden
+# skalering bliver gennemsnittet ved med at falde ud over $L$, helt ned til 3 (for afstandene fra
+# 27.648 til 27.903), langt under noget, det nåede inden for $L$ (laveste værdi 45). Med de tre
+# metoder falder det langt mindre: de laveste værdier er 59, 51 og 75 inden for $L$ og 37, 36 og 57
+# ud over $L$.
 
-# %% alt={"en": "Two line charts of the score of one query and key of one head against the distance m - n. Left, distances 0 to 256: none and NTK start at about 130 and oscillate quickly between about 60 and 130; linear starts at the same value and oscillates slowly; YaRN oscillates like none, higher, from about 170. Right, the average over each block of 256 distances from 0 to 32,768, with a dashed line at 8192: none starts at about 83 and, past 8192, falls to about 3 near distance 27,800; linear and NTK start at about 90 and 86 and fall past 8192 to lows of about 37 and 36; YaRN starts at about 109 and stays highest, with a low of about 57 past 8192.", "es": "Dos gráficos de líneas de la puntuación de una consulta y una clave de una cabeza frente a la distancia m − n. A la izquierda, distancias de 0 a 256: la curva sin escalado y la de NTK empiezan en unos 130 y oscilan deprisa entre unos 60 y 130; linear empieza en el mismo valor y oscila despacio; YaRN oscila como la curva sin escalado, más arriba, desde unos 170. A la derecha, la media de cada bloque de 256 distancias, de 0 a 32 768, con una línea discontinua en 8192: la curva sin escalado empieza en unos 83 y, más allá de 8192, baja hasta unos 3 cerca de la distancia 27 800; linear y NTK empiezan en unos 90 y 86 y, más allá de 8192, bajan hasta mínimos de unos 37 y 36; YaRN empieza en unos 109 y sigue siendo la más alta, con un mínimo de unos 57 más allá de 8192.", "da": "To kurvediagrammer over scoren for én forespørgsel og nøgle i ét hoved som funktion af afstanden m − n. Til venstre afstandene 0 til 256: none (uden skalering) og NTK starter omkring 130 og svinger hurtigt mellem omkring 60 og 130; linear starter ved samme værdi og svinger langsomt; YaRN svinger som none, men højere, fra omkring 170. Til højre gennemsnittet over hver blok på 256 afstande fra 0 til 32.768 med en stiplet linje ved 8.192: none starter omkring 83 og falder efter 8.192 til omkring 3 nær afstanden 27.800; linear og NTK starter omkring 90 og 86 og falder efter 8.192 til laveste værdier omkring 37 og 36; YaRN starter omkring 109 og ligger hele vejen højest, med en laveste værdi omkring 57 efter 8.192."}
+# %% alt={"en": "Two line charts of the score of one query and key of one head against the distance m - n. Left, distances 0 to 256: none and NTK start at about 130 and oscillate quickly between about 60 and 130; linear starts at the same value and oscillates slowly; YaRN oscillates like none, higher, from about 170. Right, the average over each block of 256 distances from 0 to 32,768, with a dashed line at 8192: none starts at about 83 and, past 8192, falls to about 3 near distance 27,800; linear and NTK start at about 90 and 86 and fall past 8192 to lows of about 37 and 36; YaRN starts at about 109 and stays highest, with a low of about 57 past 8192.", "es": "Dos gráficos de líneas de la puntuación de una consulta y una clave de una cabeza frente a la distancia m − n. A la izquierda, distancias de 0 a 256: la curva sin escalado y la de NTK empiezan en unos 130 y oscilan deprisa entre unos 60 y 130; la del escalado lineal empieza en el mismo valor y oscila despacio; la de YaRN oscila como la curva sin escalado, más arriba, desde unos 170. A la derecha, la media de cada bloque de 256 distancias, de 0 a 32 768, con una línea discontinua en 8192: la curva sin escalado empieza en unos 83 y, más allá de 8192, baja hasta unos 3 cerca de la distancia 27 800; las del escalado lineal y de NTK empiezan en unos 90 y 86 y, más allá de 8192, bajan hasta mínimos de unos 37 y 36; la de YaRN empieza en unos 109 y sigue siendo la más alta, con un mínimo de unos 57 más allá de 8192.", "da": "To kurvediagrammer over scoren for én forespørgsel og nøgle i ét hoved som funktion af afstanden m − n. Til venstre afstandene 0 til 256: none (uden skalering) og NTK starter omkring 130 og svinger hurtigt mellem omkring 60 og 130; linear starter ved samme værdi og svinger langsomt; YaRN svinger som none, men højere, fra omkring 170. Til højre gennemsnittet over hver gruppe på 256 afstande fra 0 til 32.768 med en stiplet linje ved 8.192: none starter omkring 83 og falder ud over 8.192 til omkring 3 nær afstanden 27.800; linear og NTK starter omkring 90 og 86 og falder ud over 8.192 til laveste værdier omkring 37 og 36; YaRN starter omkring 109 og ligger hele vejen højest, med en laveste værdi omkring 57 ud over 8.192."}
 q = torch.randn(d_k, dtype=torch.float64)
 k = q + 0.3 * torch.randn(d_k, dtype=torch.float64)  # a key that matches q
 dist = torch.arange(4 * L)  # distances 0 .. 4L - 1
@@ -280,18 +281,18 @@ plt.show()
 # ángulos si llegó a dar una vuelta completa. Con $4L$ posiciones llega a $(4L - 1)\theta'_c$. El
 # gráfico divide el segundo ángulo por el primero, ambos limitados a una vuelta completa, $2\pi$: 1
 # significa que no aparece nada nuevo, y 4, cuatro veces el intervalo del entrenamiento. Sin
-# escalado, 28 pares lentos salen de ese intervalo en más de un 1 %, hasta cuatro veces. El escalado
-# lineal y YaRN devuelven a él todos los pares: la última de $4L$ posiciones, dividida por 4, es
-# $L - 1/4$, tres cuartos de posición más allá de la última vista, y de ahí el cociente de 1,0001. El
-# escalado *NTK-aware* divide el par más lento exactamente por 4, pero los pares lentos anteriores
-# por menos, así que 27 de ellos siguen saliendo del intervalo del entrenamiento, hasta 1,73 veces
-# (el par 38).
+# escalado, 28 pares lentos rebasan ese intervalo en más de un 1 %, y algunos llegan a
+# cuadruplicarlo. El escalado lineal y YaRN devuelven a él todos los pares: la última de $4L$
+# posiciones, dividida por 4, es $L - 1/4$, tres cuartos de posición más allá de la última vista, y
+# de ahí el cociente de 1,0001. El escalado *NTK-aware* divide el par más lento exactamente por 4,
+# pero los pares lentos anteriores por menos, así que 27 de ellos siguen rebasando el intervalo del
+# entrenamiento, hasta llegar a 1,73 veces su amplitud (el par 38).
 #
 # Que un modelo lea luego bien el contexto más largo depende del modelo y del ajuste fino, y eso no
 # lo pueden mostrar estas curvas.
-# Chen et al. (2023) ampliaron la ventana de LLaMA hasta 32 768 tokens con la interpolación de
-# posiciones y un ajuste fino de 1000 pasos como mucho; Peng et al. (2023) ajustaron con YaRN
-# modelos Llama 2 a contextos de 65 536 y 131 072 tokens.
+# Chen et al. (2023) ampliaron la ventana de contexto de LLaMA hasta 32 768 tokens con la
+# interpolación de posiciones y un ajuste fino de 1000 pasos como mucho; Peng et al. (2023)
+# ajustaron con YaRN modelos Llama 2 a contextos de 65 536 y 131 072 tokens.
 
 # %% [markdown] lang="da"
 # ## Ved fire gange træningslængden
@@ -304,15 +305,15 @@ plt.show()
 # par tilbage: den sidste af $4L$ positioner divideret med 4 er $L - 1/4$, tre fjerdedele af en
 # position efter den sidste, modellen har set, og deraf forholdet 1,0001. *NTK-aware*-skalering
 # dividerer det langsomste par med præcis 4, men de langsomme par før det med mindre, så 27 af dem
-# stadig kommer uden for intervallet fra træningen, op til 1,73 gange (par 38).
+# kommer stadig uden for intervallet fra træningen, op til 1,73 gange (par 38).
 #
 # Om en model derefter læser den længere kontekst godt, afhænger af modellen og af finjusteringen,
 # og det kan disse kurver ikke vise.
-# Chen et al. (2023) udvidede Llamas kontekstvindue til op til 32.768 tokens med positionsinterpolation
-# og højst 1.000 finjusteringstrin, og Peng et al. (2023) finjusterede Llama 2-modeller med YaRN
-# til 64K og 128K tokens.
+# Chen et al. (2023) udvidede den første Llamas kontekstvindue til højst 32.768 tokens med
+# positionsinterpolation og maksimalt 1.000 finjusteringstrin, og Peng et al. (2023) finjusterede
+# Llama 2-modeller med YaRN til 64K og 128K tokens.
 
-# %% alt={"en": "A line chart of the largest angle at 4L divided by the largest angle in training, each capped at a full turn, against the pair c from 0 to 63, with a dashed line at pair 35. linear and YaRN stay at 1 for every pair. none rises from 1 at pair 35 to 4 at pair 42 and stays at 4. NTK rises with it to about 1.7 at pair 38, then falls back to 1 at pair 63.", "es": "Gráfico de líneas del mayor ángulo con 4L dividido por el mayor ángulo del entrenamiento, ambos limitados a una vuelta completa, frente al par c, de 0 a 63, con una línea discontinua en el par 35. linear y YaRN se quedan en 1 en todos los pares. La curva sin escalado sube de 1 en el par 35 a 4 en el par 42 y se queda en 4. NTK sube con ella hasta cerca de 1,7 en el par 38 y después vuelve a bajar hasta 1 en el par 63.", "da": "Kurvediagram over den største vinkel ved 4L divideret med den største vinkel under træningen, begge begrænset til en hel omgang, som funktion af parret c fra 0 til 63, med en stiplet linje ved par 35. linear og YaRN ligger på 1 for alle par. none (uden skalering) stiger fra 1 ved par 35 til 4 ved par 42 og bliver på 4. NTK stiger sammen med den til omkring 1,7 ved par 38 og falder derefter tilbage til 1 ved par 63."}
+# %% alt={"en": "A line chart of the largest angle at 4L divided by the largest angle in training, each capped at a full turn, against the pair c from 0 to 63, with a dashed line at pair 35. linear and YaRN stay at 1 for every pair. none rises from 1 at pair 35 to 4 at pair 42 and stays at 4. NTK rises with it to about 1.7 at pair 38, then falls back to 1 at pair 63.", "es": "Gráfico de líneas del mayor ángulo con 4L dividido por el mayor ángulo del entrenamiento, ambos limitados a una vuelta completa, frente al par c, de 0 a 63, con una línea discontinua en el par 35. Las curvas del escalado lineal y de YaRN se quedan en 1 en todos los pares. La curva sin escalado sube de 1 en el par 35 a 4 en el par 42 y se queda en 4. NTK sube con ella hasta cerca de 1,7 en el par 38 y después vuelve a bajar hasta 1 en el par 63.", "da": "Kurvediagram over den største vinkel ved 4L divideret med den største vinkel under træningen, begge begrænset til en hel omgang, som funktion af parret c fra 0 til 63, med en stiplet linje ved par 35. linear og YaRN ligger på 1 for alle par. none (uden skalering) stiger fra 1 ved par 35 til 4 ved par 42 og bliver på 4. NTK stiger sammen med den til omkring 1,7 ved par 38 og falder derefter tilbage til 1 ved par 63."}
 full_turn = torch.tensor(2 * math.pi, dtype=torch.float64)
 trained = torch.minimum((L - 1) * theta, full_turn)  # (64,)
 fig, ax = plt.subplots(figsize=(7, 2.8))
