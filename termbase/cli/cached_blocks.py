@@ -2,8 +2,8 @@
 shows whose last run is in the cache (the same key the build and the tests use: its program
 and the versions of Python, torch and numpy) is compared with the output its test declares
 now, so an edited EXPECTED_OUTPUT is compared too; a block whose code changed since its last
-run is counted as not run, and the check's last line says so and names the commands that run
-it. Nothing here imports MkDocs or torch."""
+run is counted as not run, and the check's last line says so, names its files and the commands
+that run it. Nothing here imports MkDocs or torch."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ class Compared:
         total = self.compared + len(self.not_run)
         line = f"{self.compared} of {total} code blocks compared with their last run"
         if self.not_run:
-            line += (f"; {len(self.not_run)} changed since and not run here"
-                     " (`python -m termbase test <slug>` or `mkdocs build` runs them)")
+            files = sorted({sections.split(refs[-1])[0] for refs in self.not_run})
+            named = ", ".join(files[:3]) + (f" and {len(files) - 3} more files" if len(files) > 3 else "")
+            line += (f"; {len(self.not_run)} NOT verified: not run since they last changed ({named});"
+                     " `python -m termbase test <slug>` or `mkdocs build` runs them")
         return line
 
 

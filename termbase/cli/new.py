@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from termbase.core import terminology
 from termbase.core.markdown import SLUG
+
 from termbase.core.model import TermBase
 
 
@@ -29,7 +31,8 @@ def scaffold(base: TermBase, slug: str) -> list[Path]:
         "slug": slug, "module": module, "function": module, "title": slug.replace("-", " ").capitalize(),
         "categories": " | ".join(base.ui["categories"]), "levels": " | ".join(base.ui["levels"]),
         "languages": "".join(block.format(lang=lang, term=slug.replace("-", " ") if lang == base.default_language
-                                          else f"TODO(termbase) the term in {lang}", language=base.language_name(lang))
+                                          else f"TODO(termbase) the term in {lang}", language=base.language_name(lang),
+                                          extra=_name_fields(lang))
                              for lang in base.languages),
     }
     for path, template in targets.items():
@@ -45,11 +48,23 @@ def scaffold(base: TermBase, slug: str) -> list[Path]:
     return list(targets)
 
 
+def _name_fields(lang: str) -> str:
+    """The fields `check` asks of a new preferred name in `lang` besides status and type: its
+    gender where the language has genders, and `proposed: true` until a published text is quoted."""
+    extra = ""
+    if lang in terminology.GENDERS:
+        extra += f", gender: TODO(termbase) {' or '.join(terminology.GENDERS[lang])}"
+    if lang in terminology.ATTESTED:
+        extra += ", proposed: true"
+    return extra
+
+
 NEXT_STEPS = """Next:
   1. termbase/data/terms/{slug}.yml  category, level, formula, related, sources; term and short definition per language
   2. snippets/{module}.py            the code readers copy: BLOCKS, and sections `code` and `demo` (the demo prints its checks)
   3. tests/test_{module}.py          EXPECTED_OUTPUT (every line each block prints), and tests against PyTorch's own code
   4. docs/glossary/{slug}.*.md       the prose in every language (see each language's style guide)
   5. .venv/bin/python -m termbase test {slug}    this entry's tests and its blocks as each page shows them
-  6. .venv/bin/python -m termbase check          until it prints no problem; then the README's test command
+  6. .venv/bin/python -m termbase check          until it prints no problem; before a commit the quick tier,
+                                                 before a pull request the README's test command (see contributing)
 Every TODO(termbase) must go: `check` lists the ones left."""

@@ -18,6 +18,8 @@ from pathlib import Path
 from termbase.core import markdown
 from termbase.core.project import Project
 
+MAX_LINE = 79  # the code box of a desktop page shows 80 characters: no sideways scrolling
+
 
 
 @dataclass

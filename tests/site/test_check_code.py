@@ -20,7 +20,8 @@ def test_without_cached_runs_nothing_is_claimed(tmp_path):
     found = cached_blocks.compare(dataclasses.replace(PROJECT, cache_dir=tmp_path))
     assert found.compared == 0 and found.not_run and not found.problems
     assert f"0 of {len(found.not_run)} code blocks compared" in found.summary()
-    assert "not run here (`python -m termbase test <slug>` or `mkdocs build` runs them)" in found.summary()
+    assert "NOT verified: not run since they last changed (snippets/" in found.summary()
+    assert "; `python -m termbase test <slug>` or `mkdocs build` runs them" in found.summary()
 
 
 def test_a_cached_run_is_compared_with_the_expectation_of_now(tmp_path):
@@ -36,3 +37,24 @@ def test_a_cached_run_is_compared_with_the_expectation_of_now(tmp_path):
     problems = cached_blocks.compare(project).problems
     assert len(problems) == 1 and problems[0].startswith("snippets/softmax.py:") and " - fix the code or" in problems[0]
     assert "block 'demo' of snippets/softmax.py printed other than its expected output" in problems[0]
+
+
+def test_check_names_a_snippet_line_too_long_for_the_code_box(tmp_path):
+    """The 79-character limit of snippet lines is a rule of `check` (with its line), not only of
+    the snippet tests, so a contributor meets it while writing."""
+    from termbase.core import check
+    from termbase.core.check import snippets
+
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "tests").mkdir()
+    fits = "x = 1  # " + "a" * 70  # 79 characters
+    (tmp_path / "snippets" / "wide.py").write_text(
+        'BLOCKS = {"demo": ["snippets/wide.py:demo"]}\n\n# --8<-- [start:demo]\n'
+        f"{fits}\n{fits}b\n# --8<-- [end:demo]\n", encoding="utf-8")
+    (tmp_path / "tests" / "test_wide.py").write_text("def test_wide():\n    pass\n", encoding="utf-8")
+    project = dataclasses.replace(PROJECT, root=tmp_path)
+    report = check.Report(project)
+    snippets.check_modules(project, report)
+    assert [str(p) for p in report if "characters long" in p.what] == [
+        "snippets/wide.py:5: line is 80 characters long (at most 79) - break it: a page's code box shows "
+        "80 characters, and a reader would scroll sideways"]

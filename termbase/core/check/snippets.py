@@ -17,6 +17,10 @@ def check_modules(project: Project, report) -> None:
             if PLACEHOLDER.search(line):
                 report.add(path, number, "unfilled placeholder from `termbase new`", "replace it with real code")
     for module in blocks.snippet_modules(project):
+        for number, line in enumerate(module.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if len(line) > blocks.MAX_LINE:
+                report.add(module, number, f"line is {len(line)} characters long (at most {blocks.MAX_LINE})",
+                           "break it: a page's code box shows 80 characters, and a reader would scroll sideways")
         parsed = sections.parse_file(module)
         for line, what, fix in parsed.problems:
             report.add(module, line, what, fix)
