@@ -8,7 +8,6 @@ from pathlib import Path
 
 from termbase.core import terminology
 from termbase.core.markdown import SLUG
-
 from termbase.core.model import TermBase
 
 

@@ -21,7 +21,6 @@ from termbase.core.project import Project
 MAX_LINE = 79  # the code box of a desktop page shows 80 characters: no sideways scrolling
 
 
-
 @dataclass
 class Declared:
     module: str  # e.g. "masks"

@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termbase.core import blocks, markdown, sections
-
 from termbase.core.project import Project
 
 INCLUDE = markdown.NOTEBOOK_INCLUDE
 MAX_LINE = blocks.MAX_LINE  # as snippets: a code box shows 80 characters
-
 CELL_HEADER = re.compile(r"^# %%")
 # Notebooks render their prose with CommonMark (mistune, in Jupyter and mkdocs-jupyter), where
 # these open a new block even in the middle of a paragraph; Python-Markdown, which renders the
