@@ -42,3 +42,22 @@ def test_no_cited_sentence_on_the_site_is_a_fragment():
                 if not first or (first.group(1).isalpha() and first.group(1)[0].islower()):
                     fragments.append(f"{PROJECT.shown(path)}:{line}: {claim_id}: {sentence[:60]!r}")
     assert not fragments, "\n".join(fragments)
+
+
+@pytest.mark.parametrize(("translated", "line", "hint"), [
+    ([(5, "a"), (9, "c")], 9, "the first difference: 'b', cited at line 12 of the en text"),  # b replaced
+    ([(5, "a")], 5, "the first difference: 'b', cited at line 12 of the en text"),  # b missing at the end
+    ([], 1, "the first difference: 'a', cited at line 4 of the en text"),  # none cited
+    ([(5, "a"), (8, "b"), (9, "z")], 9, "'z' is not cited in the en text"),  # one too many
+])
+def test_a_translation_citing_other_claims_is_named_at_its_first_difference(translated, line, hint):
+    """The rule that every language cites the same claims in the same order names the line of
+    the translation's first differing citation and the line of the English one it should match."""
+    from termbase.core import check
+    from termbase.core.check import claims as claim_rules
+
+    report = check.Report(PROJECT)
+    paths = {"en": PROJECT.docs / "x.en.md", "es": PROJECT.docs / "x.es.md"}
+    claim_rules._same_in_every_language(PROJECT, paths, {"en": [(4, "a"), (12, "b")], "es": translated}, report)
+    assert [(p.shown, p.line) for p in report] == [("docs/x.es.md", line)]
+    assert report[0].what.endswith(hint) and "cites the claims" in report[0].what
