@@ -73,7 +73,7 @@ def _name(base: TermBase, lang: str, item: dict) -> dict:
     attestations = [{key: str(a[key]) for key in ("quote", "source", "url", "read") if a.get(key)}
                     for a in base.attestations(lang).get(item["name"]) or [] if isinstance(a, dict)]
     return {"term": item["name"], "status": item.get("status"), "type": item.get("type"),
-            "gender": item.get("gender"), "usage": item.get("usage"),
+            "gender": item.get("gender"), "number": item.get("number"), "usage": item.get("usage"),
             "proposed": bool(item.get("proposed")), "attestations": attestations}
 
 
@@ -102,8 +102,8 @@ def to_csv(base: TermBase) -> str:
 
 
 def _csv_name(name: dict) -> str:
-    """`term [status, type, gender, usage, proposed|attested: source <url> read date]` in one cell."""
-    facts = [name[key] for key in ("status", "type", "gender", "usage") if name.get(key)]
+    """`term [status, type, gender, number, usage, proposed|attested: source <url> read date]` in one cell."""
+    facts = [name[key] for key in ("status", "type", "gender", "number", "usage") if name.get(key)]
     if name["proposed"]:
         facts.append("proposed")
     for a in name["attestations"]:
@@ -133,6 +133,8 @@ def _term_sec(parent, lang: str, name: dict):
     notes = []
     if gender and gender[1]:
         notes.append(f"grammaticalGender: {gender[1]}")
+    if name["number"] == "plural":  # TBX-Basic has no grammatical number: a note, as for the gender above
+        notes.append("grammaticalNumber: plural")
     if name["proposed"]:
         notes.append("Proposed by this site: no published attestation found.")
     for text in notes:

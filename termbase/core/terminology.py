@@ -18,6 +18,7 @@ GENDERS = {
     "es": {"masculine": ("masculine", None), "feminine": ("feminine", None)},
     "da": {"common": ("other", "fælleskøn (common gender)"), "neuter": ("neuter", None)},
 }
+NUMBERS = ("singular", "plural")  # a name's `number:`; singular unless it says plural
 ATTESTED = ("es", "da")  # languages whose preferred terms need an attestation or `proposed: true`
 ATTESTATION_FIELDS = ("quote", "source", "read")
 

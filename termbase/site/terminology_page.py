@@ -21,7 +21,8 @@ def status_words(base: TermBase, lang: str, local: dict, name: str, in_lang: str
     elif meta.get("proposed"):
         words.append(base.t("proposed", in_lang, "terminology"))
     if lang == in_lang:  # the words agree with the name they follow (ui.yml `agreement`)
-        forms = ((base.ui.get("agreement") or {}).get(lang) or {}).get(meta.get("gender")) or {}
+        kind = f"{meta.get('gender')}{' plural' if meta.get('number') == 'plural' else ''}"
+        forms = ((base.ui.get("agreement") or {}).get(lang) or {}).get(kind) or {}
         words = [forms.get(word, word) for word in words]
     return ", ".join(words)
 

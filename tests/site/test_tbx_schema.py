@@ -84,10 +84,16 @@ def test_csv_and_json_carry_the_same_fields():
     concept = next(c for c in json.loads(export.to_json(base))["concepts"] if c["id"] == "multi-head-attention")
     avoided = next(n for n in concept["es"]["names"] if n["term"] == "atención multicabezal")
     assert avoided == {"term": "atención multicabezal", "status": "deprecated", "type": "fullForm",
-                       "gender": "feminine", "usage": None, "proposed": False, "attestations": []}
+                       "gender": "feminine", "number": None, "usage": None, "proposed": False, "attestations": []}
     row = next(r for r in csv.DictReader(io.StringIO(export.to_csv(base))) if r["id"] == "multi-head-attention")
     assert "atención multicabezal [deprecated, fullForm, feminine]" in row["names_es"]
     assert "multi-head attention [preferred, fullForm, common, proposed]" in row["names_da"]
+    # a plural name says so in both, and in TBX as a note (TBX-Basic has no grammatical number)
+    weights = next(c for c in json.loads(export.to_json(base))["concepts"] if c["id"] == "attention-weights")
+    assert next(n for n in weights["es"]["names"] if n["term"] == "pesos de atención")["number"] == "plural"
+    row = next(r for r in csv.DictReader(io.StringIO(export.to_csv(base))) if r["id"] == "attention-weights")
+    assert "pesos de atención [preferred, fullForm, masculine, plural" in row["names_es"]
+    assert "<note>grammaticalNumber: plural</note>" in export.to_tbx(base)
 
 
 BROKEN = {

@@ -22,6 +22,12 @@ def test_the_summary_box_gives_every_status_in_the_page_language():
     assert "MHA (admitida)" in box and "~~atención multicabezal~~ (desaconsejada)" in box
     softmax = pages("es", {}).summary("softmax", "glossary/softmax.md")
     assert "exponencial normalizada (admitida)" in softmax and "función softmax (admitida)" in softmax
+    # ... and with the number of a plural name (`number: plural`)
+    weights = pages("es").summary("attention-weights", "glossary/attention-weights.md")
+    assert "*pesos de atención*: [preferentes, documentados]" in weights
+    assert "probabilidades de atención (admitidas)" in weights and "matriz de atención (admitida)" in weights
+    qkv = pages("es", {}).summary("query-key-value", "glossary/query-key-value.md")
+    assert "*consulta, clave y valor*: [preferentes, propuestos por este sitio]" in qkv
     assert ('Dansk: *multi-head attention*{ lang="da" } (<a href="/da/terminology/#multi-head-attention" '
             'hreflang="da">preferente, propuesto por este sitio</a>)') in box
 
@@ -54,7 +60,8 @@ def test_an_agreement_form_that_would_never_be_used_is_named():
     base = TermBase(PROJECT)
     report = check.Report(PROJECT)
     records._agreement(base, report, {}, {
-        "es": {"feminine": {"admitido": "admitida", "admitidos": "admitidas"}, "neuter": {}},
+        "es": {"feminine": {"admitido": "admitida", "admitidos": "admitidas"}, "neuter": {},
+               "feminine plural": {"preferente": "preferentes"}},
         "en": {"feminine": {}},
     })
     found = [str(problem) for problem in report]
@@ -63,3 +70,21 @@ def test_an_agreement_form_that_would_never_be_used_is_named():
     assert any("'agreement.es.neuter' is not a gender of es" in p for p in found)
     assert any("'agreement.en' is not a language with genders" in p for p in found)
     assert all(p.startswith("termbase/data/ui.yml:") for p in found)
+
+
+def test_a_number_other_than_plural_is_named(tmp_path):
+    import dataclasses
+    import shutil
+
+    from termbase.core import check
+    from termbase.core.check import records
+
+    data = tmp_path / "data"
+    shutil.copytree(PROJECT.data_dir, data)
+    path = data / "terms" / "attention-weights.yml"
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        '"pesos de atención": {status: preferred, type: fullForm, gender: masculine, number: plural}',
+        '"pesos de atención": {status: preferred, type: fullForm, gender: masculine, number: dual}'), encoding="utf-8")
+    report = check.Report(PROJECT)
+    records.check_records(TermBase(dataclasses.replace(PROJECT, data_dir=data)), report)
+    assert [p.what for p in report] == ["'pesos de atención' (es) has number 'dual'"], [str(p) for p in report]

@@ -109,8 +109,8 @@ def _formula_text(base, report, lines, entries) -> None:
 
 
 def _agreement(base, report, lines, entries) -> None:
-    """`agreement`: lang -> gender -> {status word: the form that agrees with a name of that
-    gender}. A word that is not one of the language's status words would never be used."""
+    """`agreement`: lang -> gender, or gender and `plural` -> {status word: the form that agrees
+    with such a name}. A word that is not one of the language's status words would never be used."""
     path = base.project.data_dir / "ui.yml"
     if not isinstance(entries, dict):
         report.add(path, yamlfile.line_of(lines, ("agreement",)), "'agreement' is not a mapping",
@@ -126,9 +126,10 @@ def _agreement(base, report, lines, entries) -> None:
         words = {per.get(lang) for per in terminology_ui.values() if isinstance(per, dict)}
         for gender, forms in genders.items():
             key = ("agreement", lang, gender)
-            if gender not in terminology.GENDERS[lang] or not isinstance(forms, dict):
+            kinds = [f"{g}{n}" for g in terminology.GENDERS[lang] for n in ("", " plural")]
+            if gender not in kinds or not isinstance(forms, dict):
                 report.add(path, yamlfile.line_of(lines, key), f"'agreement.{lang}.{gender}' is not a gender of "
-                           f"{lang} mapped to forms", f"use one of {', '.join(terminology.GENDERS[lang])}")
+                           f"{lang} mapped to forms", f"use one of {', '.join(kinds)}")
                 continue
             for word, form in forms.items():
                 if word not in words or not isinstance(form, str) or not form:
@@ -334,10 +335,13 @@ def _check_names(base, report, path, lang, local, at, config_keys: set[str]) -> 
         if usage is not None and not re.fullmatch(rf"{lang}-([A-Z]{{2}}|[0-9]{{3}})", str(usage)):
             report.add(path, line, f"'{name}' ({lang}) has usage '{usage}', not a region of {lang}",
                        f"write a BCP 47 tag such as {lang}-ES or {lang}-419, or remove `usage:`")
-        unknown = set(fields) - {"status", "type", "gender", "usage", "proposed"}
+        if fields.get("number", "singular") not in terminology.NUMBERS:
+            report.add(path, line, f"'{name}' ({lang}) has number {fields.get('number')!r}",
+                       "write `number: plural` for a plural name (the words that follow it agree), or remove it")
+        unknown = set(fields) - {"status", "type", "gender", "number", "usage", "proposed"}
         if unknown:
             report.add(path, line, f"'{name}' ({lang}) has unknown fields {sorted(unknown)}",
-                       "use status, type, gender, usage and proposed")
+                       "use status, type, gender, number, usage and proposed")
         if lang in terminology.ATTESTED and field == "term" and not fields.get("proposed") \
                 and not base.attestations(lang).get(name):
             report.add(path, line, f"preferred term '{name}' ({lang}) has neither an attestation nor `proposed: true`",
