@@ -137,6 +137,7 @@ def claims(lang, proposed, *texts):
     ("es", ["Este glosario propone «escalado de RoPE»; a menudo se usa el nombre inglés."],
      [(1, '"a menudo se usa el nombre inglés"')]),
     ("da", ['"Kausal maske med præfiks" er den beskrivende danske form.'], [(1, '"den beskrivende danske form"')]),
+    ("es", ["El término inglés se lee a menudo tal cual en la documentación."], [(1, '"se lee a menudo"')]),
 ])
 def test_a_usage_claim_is_flagged_on_a_proposed_page(lang, texts, found):
     assert [(line, what.split(" claims")[0]) for line, what in claims(lang, {"page.md"}, *texts)] == found
