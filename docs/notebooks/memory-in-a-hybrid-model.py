@@ -108,15 +108,15 @@
 # muestra la caché de una secuencia capa por capa con 32 768 tokens; el segundo, la caché entera a
 # medida que crece el contexto. Los modelos no tienen el mismo número de parámetros: Llama 3 8B
 # tiene 8000 millones; Gemma 3 27B, 27 000 millones; DeepSeek-V3, 671 000 millones, de los que
-# 37 000 millones se activan en cada token, y Qwen3-Next-80B-A3B, 80 000 millones, de los que se
+# 37 000 millones se activan en cada token; y Qwen3-Next-80B-A3B, 80 000 millones, de los que se
 # activan 3000 millones. Por eso se compara qué guarda en caché cada diseño, no qué modelo es más
-# barato de servir. Las cifras son lo que necesita cada diseño: un motor de inferencia que conoce MLA
-# guarda en caché el vector latente de DeepSeek-V3, como hace Transformers `5.25.0`, mientras que
-# Transformers `4.57` guardaba las claves y los valores de cada cabeza, 71 veces más. Además, el
-# tamaño de los estados recurrente y de convolución, y los 1024 o 1023 tokens que conserva una capa
-# de ventana deslizante, varían un poco de una biblioteca a otra. Llama 3 8B se entrenó con un
-# contexto de 8192 posiciones; más allá, su curva solo indica cuánto ocuparía la caché con esos
-# tamaños.
+# barato de servir. Las cifras son lo que necesita cada diseño: un sistema de inferencia que
+# implementa MLA guarda en caché el vector latente de DeepSeek-V3, como hace Transformers
+# `5.25.0`, mientras que Transformers `4.57` guardaba las claves y los valores de cada cabeza,
+# 71 veces más. Además, el tamaño de los estados recurrente y de convolución, y los 1024 o 1023
+# tokens que conserva una capa de ventana deslizante, varían un poco de una biblioteca a otra.
+# Llama 3 8B se entrenó con un contexto de 8192 posiciones; más allá, su curva solo indica cuánto
+# ocuparía la caché con esos tamaños.
 #
 # Con 32 768 tokens, cada token nuevo añade 128 KiB a la caché de Llama 3 8B, 68,625 KiB
 # (70 272 bytes) a la de DeepSeek-V3, 80 KiB a la de Gemma 3 (solo crecen ya sus capas globales) y
@@ -148,8 +148,8 @@
 # parametre: Llama 3 8B har 8 milliarder, Gemma 3 27B 27 milliarder, DeepSeek-V3 671 milliarder,
 # hvoraf 37 milliarder er aktive pr. token, og Qwen3-Next-80B-A3B 80 milliarder, hvoraf 3 milliarder
 # er aktive. Sammenligningen viser derfor, hvordan hvert design cacher, ikke hvilken model der er
-# billigst at køre. Tallene er det, hvert design kræver: et bibliotek, der kender MLA, cacher den
-# latente vektor i DeepSeek-V3, som Transformers 5.25.0 gør, mens Transformers i version 4.57
+# billigst at køre. Tallene viser, hvad hvert design kræver: et bibliotek, der implementerer MLA, cacher
+# den latente vektor i DeepSeek-V3, som Transformers 5.25.0 gør, mens Transformers i version 4.57
 # cachede nøgler og værdier pr. hoved, 71 gange så meget. Desuden varierer størrelsen af den
 # rekurrente tilstand og af foldningstilstanden en smule fra bibliotek til bibliotek, og det samme
 # gælder, om et sliding-window-lag gemmer 1.024 eller 1.023 tokens. Llama 3 8B blev trænet med 8.192
@@ -336,16 +336,16 @@ plot_heads(random_weights, tokens, tokens)
 # ## Decir «aquí no hay nada»
 #
 # Una fila del softmax siempre suma 1, así que una cabeza que no tiene nada que aportar para un token
-# tiene que poner su peso en alguna parte y devuelve algo de todos modos. Lo habitual es que una
-# cabeza sin puerta no devuelva casi nada poniendo el peso en una clave cuyo valor sea casi cero
+# tiene que poner su peso en alguna parte y devuelve algo de todos modos. Para no devolver casi
+# nada, lo habitual en una cabeza sin puerta es poner el peso en una clave cuyo valor sea casi cero
 # (también podrían anularse entre sí los valores a los que atiende, o ser todos pequeños). La celda
 # construye a mano una cabeza así (la cabeza 1): la clave del primer token apunta en una dirección
 # que comparten todas las consultas, y su valor es cero. Su mapa tiene la columna del sumidero en el
 # primer token, que se lleva entre 0,95 y 1,0 del peso de cada fila posterior, y su salida es unas
 # 60 veces menor que la de la misma cabeza con sus pesos aleatorios. Una cabeza con puerta tiene
 # otra manera de hacerlo: cerrar la puerta. Aquí es la cabeza 2, la cabeza 1 de la capa aleatoria de
-# antes, con los mismos pesos, sin sumidero y con una puerta fijada a mano casi a cero,
-# $\sigma(-6) \approx 0{,}0025$, cuando las puertas de la capa valían de media unos 0,5; así, su
+# antes, con los mismos pesos, sin sumidero y con una puerta fijada a mano en un valor cercano a
+# cero, $\sigma(-6) \approx 0{,}0025$, cuando las puertas de la capa valían de media unos 0,5; así, su
 # salida es aún menor.
 #
 # Aquí las dos cabezas están hechas a mano; no las ha producido ningún entrenamiento. En modelos
