@@ -41,6 +41,9 @@ FENCE_OPTION_VALUES = {"hl_lines": re.compile(r"\d+(?:-\d+)?(?:[ \t]+\d+(?:-\d+)
 # block: headings, quotes, admonitions, tabs, footnote and abbreviation definitions); a list item
 # starts a block only after a blank line, so it ends only a list item's text.
 DEFINITION = r"^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:"  # a footnote's or an abbreviation's
+# An abbreviation's definition (the `abbr` extension) is taken out of the text and becomes the
+# plain-text tooltip of each use: nothing in it is Markdown, not even a code span.
+ABBREVIATION = re.compile(r"^\*\[[^\]]*\][ ]*:")
 INTERRUPTS = re.compile(rf"^\s*(?:#|>|!!!|\?\?\?|===)|{DEFINITION}")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s)")
 # A heading, a title or a definition: the next line starts a new paragraph.
@@ -259,6 +262,11 @@ def tokens(line: str, number: int = 0, blanked: str | None = None, crowded: bool
     """The markers and claim citations of one prose line, in order (`blanked`: the line with
     its code spans blanked, when they run over lines; see `prose`; `crowded`: the line has text
     right before or after it, `crowded_lines`)."""
+    if ABBREVIATION.match(line):  # a tooltip's plain text: no marker or citation is expanded there
+        return [Token(number, match.start(), match.group(), "marker", match.group(1).strip(),
+                      f"'{match.group()}' in an abbreviation's definition, which becomes a tooltip's plain text",
+                      "write the definition without markers or claim citations")
+                for match in BRACES.finditer(line)]
     found = []
     for match in BRACES.finditer(blank_code(line) if blanked is None else blanked):
         raw, inner = match.group(), match.group(1)

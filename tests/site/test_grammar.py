@@ -112,6 +112,8 @@ def outside_code(text: str, without: tuple[str, ...] = ()) -> str:
 @example(" $$\n{{ summary }}\n$$")  # an indented $$ opens no formula: the marker is in text
 @example("*[HTML]: Hyper Text ```python\n{{ summary }}\n```python")  # an abbreviation is a line of its own
 @example("~~~ {{ claim:sdpa-scale-default }}\n~~~")  # braces after a fence are its attributes
+@example("HTML is text.\n*[HTML]: Hyper Text `{{ summary }}` in code")  # a definition's text is no Markdown
+@example("HTML is text.\n*[HTML]: Hyper {{ claim:sdpa-scale-default }}")  # nor a place for a citation
 def test_a_page_the_check_accepts_renders_every_marker_and_claim(text):
     problems = check(text)
     rendered = outside_code(PAGES.expand(text, NEUTRAL))
