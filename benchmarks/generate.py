@@ -31,8 +31,11 @@ import yaml
 
 from benchmarks.common import DEFAULT, LANGS, ROOT, build_env  # LANGS: the project's, from mkdocs.yml
 
+
 sys.path.insert(0, str(ROOT))
+from termbase.cli.new import name_fields  # noqa: E402  (the fields `termbase new` writes)
 from tests.site.sitetools import copy_project  # noqa: E402
+
 
 PLACEHOLDER = "TODO(termbase)"
 SLUG = "attention-variant-{i}"
@@ -204,7 +207,8 @@ def _record(templates: Path, ui: dict, i: int, related: list[str], module: str, 
     every placeholder written."""
     block = (templates / "record-language.yml").read_text(encoding="utf-8")
     names = term_names(i)
-    languages = "".join(block.format(lang=lang, term=names[lang], language=language_names[lang]) for lang in LANGS)
+    languages = "".join(block.format(lang=lang, term=names[lang], language=language_names[lang],
+                                     extra=name_fields(lang)) for lang in LANGS)
     values = {"slug": SLUG.format(i=i), "module": module, "function": module,
               "title": names["en"].capitalize(), "categories": " | ".join(ui["categories"]),
               "levels": " | ".join(ui["levels"]), "languages": languages}
@@ -235,7 +239,7 @@ def _snippet(templates: Path, module: str) -> tuple[str, str]:
     values = {"module": module, "function": module, "title": module.replace("_", " ").capitalize()}
     code = (templates / "snippet.py").read_text(encoding="utf-8").format(**values)
     code = re.sub(r"TODO\(termbase\):? one line on what this module shows\.?",
-                  "the code that the generated entries of the benchmarks share.", code)
+                  "shared code of the generated entries.", code)
     code = re.sub(r"TODO\(termbase\):? shapes in, shapes out\.?", "x: (B, d) -> (B, d), unchanged.", code)
     test = (templates / "test_snippet.py").read_text(encoding="utf-8").format(**values)
     test = re.sub(r'^(\s*)pytest\.fail\(".*TODO\(termbase\).*"\)\s*$',

@@ -31,7 +31,7 @@ def scaffold(base: TermBase, slug: str) -> list[Path]:
         "categories": " | ".join(base.ui["categories"]), "levels": " | ".join(base.ui["levels"]),
         "languages": "".join(block.format(lang=lang, term=slug.replace("-", " ") if lang == base.default_language
                                           else f"TODO(termbase) the term in {lang}", language=base.language_name(lang),
-                                          extra=_name_fields(lang))
+                                          extra=name_fields(lang))
                              for lang in base.languages),
     }
     for path, template in targets.items():
@@ -47,7 +47,7 @@ def scaffold(base: TermBase, slug: str) -> list[Path]:
     return list(targets)
 
 
-def _name_fields(lang: str) -> str:
+def name_fields(lang: str) -> str:
     """The fields `check` asks of a new preferred name in `lang` besides status and type: its
     gender where the language has genders, and `proposed: true` until a published text is quoted."""
     extra = ""
