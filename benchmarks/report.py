@@ -252,9 +252,12 @@ def targets(r: dict) -> list[dict]:
                            None if t is None else f"{_s(t)} (first run {_s(_get(tests, name, 'first_s'))}; "
                            f"{last.get('summary', '')}{seen})",
                            t is not None and t <= budget and not _get(tests, name, "failed"),
-                           None if t is None else f"{t - budget:.1f} s",
-                           f"pytest's slowest steps in that session: {slow}" if slow else "no durations reported",
-                           f"{_s(t - budget) if t else '–'} must go: the slowest steps above are where"))
+                           None if t is None else (f"{t - budget:.1f} s" if t > budget else "0 s, but tests failed"),
+                           (f"failing tests: {'; '.join(last.get('failures') or [])}. " if _get(tests, name, "failed")
+                            else "") + (f"pytest's slowest steps in that session: {slow}" if slow
+                                        else "no durations reported"),
+                           f"{_s(t - budget) if t else '–'} must go: the slowest steps above are where"
+                           if t is None or t > budget else "the failing tests must pass"))
     builds = _get(tests, "whole", "last", "builds")
     if builds:
         total = builds["build"] + builds["serve"]
