@@ -40,10 +40,10 @@ FENCE_OPTION_VALUES = {"hl_lines": re.compile(r"\d+(?:-\d+)?(?:[ \t]+\d+(?:-\d+)
 # Blocks that end a paragraph on the line they start (Python-Markdown looks for them anywhere in a
 # block: headings, quotes, admonitions, tabs, footnote and abbreviation definitions); a list item
 # starts a block only after a blank line, so it ends only a list item's text.
-DEFINITION = r"^ {0,3}\[\^[^\]]*\]:|^\*\[[^\]]*\][ ]*:"  # a footnote's or an abbreviation's
 # An abbreviation's definition (the `abbr` extension) is taken out of the text and becomes the
 # plain-text tooltip of each use: nothing in it is Markdown, not even a code span.
 ABBREVIATION = re.compile(r"^\*\[[^\]]*\][ ]*:")
+DEFINITION = rf"^ {{0,3}}\[\^[^\]]*\]:|{ABBREVIATION.pattern}"  # a footnote's or an abbreviation's
 INTERRUPTS = re.compile(rf"^\s*(?:#|>|!!!|\?\?\?|===)|{DEFINITION}")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d+\.\s)")
 # A heading, a title or a definition: the next line starts a new paragraph.
