@@ -31,11 +31,9 @@ import yaml
 
 from benchmarks.common import DEFAULT, LANGS, ROOT, build_env  # LANGS: the project's, from mkdocs.yml
 
-
 sys.path.insert(0, str(ROOT))
 from termbase.cli.new import name_fields  # noqa: E402  (the fields `termbase new` writes)
 from tests.site.sitetools import copy_project  # noqa: E402
-
 
 PLACEHOLDER = "TODO(termbase)"
 SLUG = "attention-variant-{i}"

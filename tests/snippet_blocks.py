@@ -22,12 +22,10 @@ from torch.utils._device import _device_constructors
 
 from termbase.core import sections
 from termbase.core.blocks import MAX_LINE
-
 from termbase.run.blocks import first_difference
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
-
 
 # Tolerances per dtype for comparing our code with PyTorch's own kernels. float64 is
 # tight enough to catch any real difference; half precisions only keep 3 (float16) or

@@ -18,7 +18,6 @@ from termbase.core import blocks, markdown, sections
 from termbase.core.project import Project
 
 INCLUDE = markdown.NOTEBOOK_INCLUDE
-MAX_LINE = blocks.MAX_LINE  # as snippets: a code box shows 80 characters
 CELL_HEADER = re.compile(r"^# %%")
 # Notebooks render their prose with CommonMark (mistune, in Jupyter and mkdocs-jupyter), where
 # these open a new block even in the middle of a paragraph; Python-Markdown, which renders the
@@ -168,8 +167,8 @@ def problems(project: Project, source: Source) -> list[tuple[int, str, str]]:
                               "rewrap the paragraph so that no line starts with it"))
         if cell.cell_type == "code":
             for offset, text in enumerate(cell.source.splitlines(), 1):
-                if len(text) > MAX_LINE:
-                    found.append((line + offset, f"code line is {len(text)} characters long (at most {MAX_LINE})",
+                if len(text) > blocks.MAX_LINE:
+                    found.append((line + offset, f"code line is {len(text)} characters long (at most {blocks.MAX_LINE})",
                                   "break it (the notebook's code box, like a snippet's, shows 79 without scrolling)"))
                 match = INCLUDE.match(text)
                 if match:

@@ -19,6 +19,11 @@ GENDERS = {
     "da": {"common": ("other", "fælleskøn (common gender)"), "neuter": ("neuter", None)},
 }
 NUMBERS = ("singular", "plural")  # a name's `number:`; singular unless it says plural
+
+
+def agreement_kind(gender, number=None) -> str:
+    """The key of ui.yml's `agreement` for a name: its gender, and `plural` for a plural one."""
+    return f"{gender} plural" if number == "plural" else str(gender)
 ATTESTED = ("es", "da")  # languages whose preferred terms need an attestation or `proposed: true`
 ATTESTATION_FIELDS = ("quote", "source", "read")
 

@@ -21,7 +21,7 @@ def status_words(base: TermBase, lang: str, local: dict, name: str, in_lang: str
     elif meta.get("proposed"):
         words.append(base.t("proposed", in_lang, "terminology"))
     if lang == in_lang:  # the words agree with the name they follow (ui.yml `agreement`)
-        kind = f"{meta.get('gender')}{' plural' if meta.get('number') == 'plural' else ''}"
+        kind = terminology.agreement_kind(meta.get("gender"), meta.get("number"))
         forms = ((base.ui.get("agreement") or {}).get(lang) or {}).get(kind) or {}
         words = [forms.get(word, word) for word in words]
     return ", ".join(words)

@@ -20,6 +20,7 @@ BASE = TermBase(PROJECT)
 def terms():
     return BASE.terms
 
+
 def line_starting(relative: str, start: str) -> int:
     """The number of the first line of a project file that starts with `start` (indentation
     aside): where the checker reports a problem in it."""

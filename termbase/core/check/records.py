@@ -124,9 +124,9 @@ def _agreement(base, report, lines, entries) -> None:
                        f"use one of {', '.join(terminology.GENDERS)}, each `<gender>: {{word: form}}`")
             continue
         words = {per.get(lang) for per in terminology_ui.values() if isinstance(per, dict)}
+        kinds = [terminology.agreement_kind(g, n) for g in terminology.GENDERS[lang] for n in terminology.NUMBERS]
         for gender, forms in genders.items():
             key = ("agreement", lang, gender)
-            kinds = [f"{g}{n}" for g in terminology.GENDERS[lang] for n in ("", " plural")]
             if gender not in kinds or not isinstance(forms, dict):
                 report.add(path, yamlfile.line_of(lines, key), f"'agreement.{lang}.{gender}' is not a gender of "
                            f"{lang} mapped to forms", f"use one of {', '.join(kinds)}")

@@ -12,15 +12,15 @@ MODULE_TESTS = "module_tests("
 
 
 def check_modules(project: Project, report) -> None:
+    modules = blocks.snippet_modules(project)
     for path in sorted([*project.snippets.glob("*.py"), *project.tests.glob("test_*.py")]):
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if PLACEHOLDER.search(line):
                 report.add(path, number, "unfilled placeholder from `termbase new`", "replace it with real code")
-    for module in blocks.snippet_modules(project):
-        for number, line in enumerate(module.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            if len(line) > blocks.MAX_LINE:
-                report.add(module, number, f"line is {len(line)} characters long (at most {blocks.MAX_LINE})",
+            if path in modules and len(line) > blocks.MAX_LINE:
+                report.add(path, number, f"line is {len(line)} characters long (at most {blocks.MAX_LINE})",
                            "break it: a page's code box shows 80 characters, and a reader would scroll sideways")
+    for module in modules:
         parsed = sections.parse_file(module)
         for line, what, fix in parsed.problems:
             report.add(module, line, what, fix)
