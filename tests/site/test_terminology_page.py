@@ -50,7 +50,10 @@ def test_the_terminology_page_lists_every_name_once():
     expected = sum(len(terminology.names_of(record["da"])) for record in base.terms.values())
     assert len(table.strip().splitlines()) == expected + 2
     row = next(line for line in table.splitlines() if "**attention-hoved**" in line)
-    assert "| foretrukken, foreslået af dette site | fuld form | intetkøn |" in row
+    # Danish inflects the status words too: neuter 'foretrukket', plural 'foretrukne' (ui.yml `agreement`)
+    assert "| foretrukket, foreslået af dette site | fuld form | intetkøn |" in row
+    row = next(line for line in table.splitlines() if "**attention-vægte**" in line)
+    assert "| foretrukne, foreslåede af dette site |" in row
 
 
 def test_an_agreement_form_that_would_never_be_used_is_named():
