@@ -113,7 +113,7 @@
 # barato de servir. Las cifras son lo que necesita cada diseño: un sistema de inferencia que
 # implementa MLA guarda en caché el vector latente de DeepSeek-V3, como hace Transformers
 # `5.25.0`, mientras que Transformers `4.57` guardaba las claves y los valores de cada cabeza,
-# 71 veces más. Además, el tamaño de los estados recurrente y de convolución, y los 1024 o 1023
+# 71 veces más. Además, el tamaño del estado recurrente y del estado de convolución, y los 1024 o 1023
 # tokens que conserva una capa de ventana deslizante, varían un poco de una biblioteca a otra.
 # Llama 3 8B se entrenó con un contexto de 8192 posiciones; más allá, su curva solo indica cuánto
 # ocuparía la caché con esos tamaños.
@@ -148,8 +148,8 @@
 # parametre: Llama 3 8B har 8 milliarder, Gemma 3 27B 27 milliarder, DeepSeek-V3 671 milliarder,
 # hvoraf 37 milliarder er aktive pr. token, og Qwen3-Next-80B-A3B 80 milliarder, hvoraf 3 milliarder
 # er aktive. Sammenligningen viser derfor, hvordan hvert design cacher, ikke hvilken model der er
-# billigst at køre. Tallene viser, hvad hvert design kræver: et bibliotek, der implementerer MLA, cacher
-# den latente vektor i DeepSeek-V3, som Transformers 5.25.0 gør, mens Transformers i version 4.57
+# billigst at køre. Tallene viser, hvad hvert design kræver: et bibliotek, der understøtter MLA, cacher
+# DeepSeek-V3's latente vektor, som Transformers 5.25.0 gør, mens Transformers i version 4.57
 # cachede nøgler og værdier pr. hoved, 71 gange så meget. Desuden varierer størrelsen af den
 # rekurrente tilstand og af foldningstilstanden en smule fra bibliotek til bibliotek, og det samme
 # gælder, om et sliding-window-lag gemmer 1.024 eller 1.023 tokens. Llama 3 8B blev trænet med 8.192

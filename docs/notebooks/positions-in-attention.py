@@ -241,12 +241,12 @@ plt.show()
 # **Sinusformet positional encoding** findes for enhver position, men de langsomme par når ikke at
 # dreje én omgang på $L$ positioner, så ud over $L$ antager de værdier, modellen aldrig har set.
 # Press et al. (2021) fandt, at en sprogmodel med sinusformet positional encoding, der er trænet på
-# 512 tokens, får bedre perpleksitet på input, der er op til 20 tokens længere end
+# 512 tokens, får lavere perpleksitet på input, der er op til 20 tokens længere end
 # træningslængden. Den holder niveauet op til 50 tokens længere og bliver derefter dårligere.
 #
 # **RoPE** med den første Llamas indstillinger ($d_k = 128$, $\beta = 10\,000$, 2.048 positioner)
 # har de samme langsomme par. Press et al. fandt, at en model med RoPE, der er trænet på 512 tokens,
-# får bedre perpleksitet på input, der er op til 200 tokens længere end træningslængden. Chen et al.
+# får lavere perpleksitet på input, der er op til 200 tokens længere end træningslængden. Chen et al.
 # (2023) skriver, at når den første Llama køres direkte ud over 2.048 positioner, kan perpleksiteten
 # stige til over $10^3$. Deres positionsinterpolation ganger i stedet positionerne med $L / L'$, her
 # $2048 / 4096$. Så ligger alle positioner i $[0, L)$, og scoren ved afstanden $s$ bliver den gamle

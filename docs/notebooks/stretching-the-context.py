@@ -99,7 +99,7 @@ style = {"none": "-", "linear": "--", "NTK": "-", "YaRN": ":"}
 # discontinua marca el par 35, el primero que da menos de una vuelta en $L = 8192$ posiciones. El
 # escalado lineal hace girar todos los pares cuatro veces más despacio ($s = 4$), también los
 # rápidos. El escalado *NTK-aware*, en cambio, aumenta la base: conserva el par más rápido, divide
-# el más lento exactamente por 4 y los intermedios por menos. YaRN conserva los pares que dan al
+# el más lento exactamente por 4 y los intermedios, por menos. YaRN conserva los pares que dan al
 # menos 32 vueltas en $L$ posiciones (aquí, los 19 primeros), divide por 4 los que dan como mucho
 # una (a partir del 35) e interpola los intermedios; además, multiplica las consultas y las claves
 # por $t = 0{,}1 \ln s + 1$ (Peng et al. lo expresan como $\sqrt{1/t}$, donde su $t$ es la
@@ -285,7 +285,7 @@ plt.show()
 # cuadruplicarlo. El escalado lineal y YaRN devuelven a él todos los pares: la última de $4L$
 # posiciones, dividida por 4, es $L - 1/4$, tres cuartos de posición más allá de la última vista, y
 # de ahí el cociente de 1,0001. El escalado *NTK-aware* divide el par más lento exactamente por 4,
-# pero los pares lentos anteriores por menos, así que 27 de ellos siguen rebasando el intervalo del
+# pero los pares lentos anteriores, por menos, así que 27 de ellos siguen rebasando el intervalo del
 # entrenamiento, hasta llegar a 1,73 veces su amplitud (el par 38).
 #
 # Que un modelo lea luego bien el contexto más largo depende del modelo y del ajuste fino, y eso no
