@@ -21,6 +21,10 @@ import time
 from pathlib import Path
 
 WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*\.?")  # with its period: "dvs." is a word
+IDENTIFIER = re.compile(r"\w*_\w*")
+FORMULA_ORDINAL = re.compile(r"(?<=\s)-(?:th|st|nd|rd)\b")
+NUMBER_ORDINAL = re.compile(r"\b(\d+)(?:th|st|nd|rd)\b")
+POSSESSIVE = re.compile(r"['’]s(?=\.?$)")
 PACKAGES = {"da_DK": "hunspell-da", "es_ES": "hunspell-es", "en_US": "hunspell-en-us"}
 
 
@@ -50,12 +54,12 @@ def words(text: str) -> tuple[str, ...]:
     """The words of a line of prose (a hyphenated compound is one word); symbols (Q, d_k) and
     acronyms (GQA, MHA, README's) are not words. Kept per line in the process: a rebuild under
     `mkdocs serve`, or a check of a copy, reads mostly the same lines again."""
-    text = re.sub(r"\w*_\w*", " ", text)  # identifiers: d_model, need_weights
-    text = re.sub(r"(?<=\s)-(?:th|st|nd|rd)\b", " ", text)  # the ordinal of a formula: "$i$-th"
-    text = re.sub(r"\b(\d+)(?:th|st|nd|rd)\b", r"\1", text)  # and of a number: "513th"
+    text = IDENTIFIER.sub(" ", text)  # identifiers: d_model, need_weights
+    text = FORMULA_ORDINAL.sub(" ", text)  # the ordinal of a formula: "$i$-th"
+    text = NUMBER_ORDINAL.sub(r"\1", text)  # and of a number: "513th"
     found = []
     for token in WORD.findall(text):
-        token = re.sub(r"['’]s(?=\.?$)", "", token)  # a possessive: "Longformer's" is "Longformer"
+        token = POSSESSIVE.sub("", token)  # a possessive: "Longformer's" is "Longformer"
         bare = token.rstrip(".")
         if len(bare) > 1 and not bare.isupper():
             found.append(token)

@@ -11,7 +11,8 @@ from termbase.core.check import filecache
 from termbase.core.project import load
 from tests.site import mini
 
-PLANTED = "\nEn formel, der ikke kan læses: $\\frac{a}{$ og [et link](ingen-side.md).\n"
+PLANTED = ("\nEn formel, der ikke kan læses: $\\frac{a}{$ og [et link](ingen-side.md).\n"
+           "\nEn krydsopmærksomhed, som stilguiden ikke vil have.\n")
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +32,7 @@ def test_the_cached_check_says_what_the_uncached_one_says(project, tmp_path):
     plain = _lines(check.run(project, spelling=False))
     assert any("softmax.da.md" in line and "formula does not parse" in line for line in plain), plain
     assert any("softmax.da.md" in line and "ingen-side.md" in line for line in plain), plain
+    assert any("softmax.da.md" in line and '"krydsopmærksomhed"' in line for line in plain), plain
     store = filecache.Store(tmp_path / "files")
     cold = _lines(check.run(project, spelling=False, store=store))
     assert store.checked and not store.reused
@@ -55,6 +57,24 @@ def test_an_edited_page_alone_is_checked_again(project, tmp_path):
         assert any("attention.en.md" in line and "formula does not parse" in line for line in edited)
     finally:
         page.write_text(original, encoding="utf-8")
+
+
+def test_a_page_edited_after_its_prose_lines_were_kept_is_read_again(project, tmp_path):
+    """The language rules read each page's prose lines from the store (check/language.py:
+    `_stored_page_lines`), keyed by the page's text: a form to avoid written after a cached
+    run is reported, and gone again when the edit is undone."""
+    check.run(project, spelling=False, store=filecache.Store(tmp_path / "files"))
+    page = project.docs / "glossary" / "attention.da.md"
+    original = page.read_text(encoding="utf-8")
+    try:
+        page.write_text(original + "\nEt fremadkoblet netværk efter hvert lag.\n", encoding="utf-8")
+        edited = _lines(check.run(project, spelling=False, store=filecache.Store(tmp_path / "files")))
+        assert any("attention.da.md" in line and '"fremadkoblet netværk"' in line for line in edited), edited
+        assert edited == _lines(check.run(project, spelling=False))
+    finally:
+        page.write_text(original, encoding="utf-8")
+    undone = _lines(check.run(project, spelling=False, store=filecache.Store(tmp_path / "files")))
+    assert not any("fremadkoblet" in line for line in undone)
 
 
 def test_an_edited_snippet_checks_again_only_the_pages_that_embed_it(project, tmp_path):

@@ -55,5 +55,5 @@ def run(project: Project, *, spelling: bool = True, store=None) -> Report:
     page_texts = pages.check_pages(base, report, store)
     snippets.check_page_blocks(base, page_texts, report)
     claims.check_claims(project, page_texts, report)
-    language.check_language(base, page_texts, report, spell=spelling)
+    language.check_language(base, page_texts, report, spell=spelling, store=store)
     return report

@@ -15,7 +15,10 @@ of them: languages' parity and entry structure (pages.py), the term base (record
 snippets and their tests, notebooks, claims, and the language rules (language.py): hunspell's
 suggestions go to the first words of the whole language and a listed word is "not needed" only
 when no file uses it, so a file's spelling problems cannot be kept apart from the others'.
-What they ask hunspell is kept, though: its answer for each word (termbase/core/spelling.py).
+What they read and ask is kept, though: each page's prose lines (language.py,
+`_stored_page_lines`, keyed by the page's text and the check's code) and hunspell's answer for
+each word (termbase/core/spelling.py). With both, a check of the real site that finds every
+file unchanged takes about 4.5 s instead of 7 s.
 
 The store is a folder of JSON files (core imports nothing of termbase.run): one per key,
 written atomically, touched when used; entries unused for `KEEP_DAYS` go at the end of a run.
