@@ -1,5 +1,5 @@
-"""`termbase check` at the start of a build, skipped when nothing it reads has changed since it
-last found nothing wrong.
+"""`termbase check` at the start of a build (and as the command runs it), skipped when nothing it
+reads has changed since it last found nothing wrong, in a build or in the command.
 
 The check reads sources all over the project (pages, records, snippets and their tests, the
 notebooks, the word lists, the style guides) and its own code; a hash of every file of the

@@ -70,3 +70,23 @@ def test_problems_are_reported_by_every_build(sources):
     sources.problems = []  # fixed: checked, then remembered
     source_check.run(sources.project), source_check.run(sources.project)
     assert sources.runs == 3
+
+
+def test_the_command_and_a_build_share_a_clean_result(sources, monkeypatch, capsys):
+    """`termbase check` remembers a clean result as a build does, so the build after it skips
+    its check (and the reverse); `--no-spelling` checks less, so its result is never kept."""
+    import termbase.__main__ as cli
+    from termbase.cli import cached_blocks
+
+    monkeypatch.setattr(cli, "_project", lambda: sources.project)
+    monkeypatch.setattr(cached_blocks, "compare", lambda project: SimpleNamespace(
+        problems=[], summary=lambda: "0 of 0 code blocks compared with their last run"))
+    assert cli.main(["check", "--no-spelling"]) == 0 and sources.runs == 1
+    assert cli.main(["check"]) == 0 and sources.runs == 2
+    assert cli.main(["check"]) == 0 and sources.runs == 2
+    assert "the sources are in order" in capsys.readouterr().out
+    assert not source_check.run(sources.project, sources.root / "site") and sources.runs == 2  # the build's
+    (sources.root / "docs" / "index.en.md").write_text("# Home, edited\n", encoding="utf-8")
+    sources.problems = [1]
+    assert cli.main(["check"]) == 1 and sources.runs == 3
+    assert "docs/index.en.md:1: wrong - fix it" in capsys.readouterr().out
