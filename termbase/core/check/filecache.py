@@ -64,8 +64,9 @@ def digest(*parts: str) -> str:
 
 
 class Store:
-    """Problems per key, as [[shown, line, what, fix], ...]; `checked` and `reused` count the
-    files whose rules ran and the files whose problems were taken from here, this run."""
+    """JSON per key: a page's problems, as [[shown, line, what, fix], ...], or what a rule read
+    of it (language.py: its prose lines); `checked` and `reused` count the files whose per-file
+    rules ran and the files whose problems were taken from here, this run."""
 
     def __init__(self, folder: Path):
         self.folder = Path(folder)
