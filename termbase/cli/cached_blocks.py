@@ -62,5 +62,5 @@ def compare(project: Project) -> Compared:
             out.problems.append(f"{where}: {what} raised in its last run: {last} - fix the code")
         elif block.expected is not None and (difference := first_difference(block.expected, hit["stdout"])):
             out.problems.append(f"{where}: {what} printed other than its expected output in its last run, "
-                                f"{difference} - fix the code or tests/test_{block.module}.py")
+                                f"{difference} - fix the code or {block.expectation()}")
     return out

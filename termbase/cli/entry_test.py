@@ -66,7 +66,7 @@ def run(project: Project, slug: str) -> int:
                     print(f"{where}: no expected output declared in tests/test_<module>.py")
                     failed = True
                 elif (difference := first_difference(block.expected, result.stdout)):
-                    print(f"{where}: {difference}")
+                    print(f"{where}: {difference} - fix the code or {block.expectation()}")
                     failed = True
                 else:
                     print(f"{where}: prints what its test declares ({result.seconds:.2f} s)")

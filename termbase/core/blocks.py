@@ -28,6 +28,13 @@ class Declared:
     refs: tuple[str, ...]
     line: int  # of the block's key in BLOCKS
     expected: list[str] | None  # EXPECTED_OUTPUT[name], None when not declared
+    expected_line: int | None = None  # of its key in EXPECTED_OUTPUT
+
+    def expectation(self) -> str:
+        """Where its expected output is written, for a message's fix."""
+        test = f"tests/test_{self.module}.py"
+        return f"{test}:{self.expected_line} (EXPECTED_OUTPUT[{self.name!r}])" if self.expected_line else test
+
 
 
 @dataclass
@@ -82,10 +89,11 @@ def declared(project: Project) -> dict[tuple[str, ...], Declared]:
         test = project.tests / f"test_{module.stem}.py"
         expected = read_literal(test, "EXPECTED_OUTPUT") if test.is_file() else None
         outputs = expected[0] if expected and isinstance(expected[0], dict) else {}
+        output_lines = expected[1] if outputs else {}
         for name, refs in blocks[0].items():
             if isinstance(refs, (list, tuple)) and all(isinstance(r, str) for r in refs):
                 out.setdefault(tuple(refs), Declared(module.stem, name, tuple(refs), blocks[1].get(name, blocks[2]),
-                                                     outputs.get(name)))
+                                                     outputs.get(name), output_lines.get(name)))
     return out
 
 

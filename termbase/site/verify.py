@@ -80,5 +80,5 @@ def verify(base: TermBase, runner: BlockRunner) -> dict[tuple[str, ...], str]:
             difference = first_difference(block.expected, result.stdout)
             if difference:
                 failures[refs] = (f"{':'.join(sections.split(refs[-1]))}: {name} printed other than its expected output, "
-                                  f"{difference} - fix the code or tests/test_{block.module}.py (embedded by {pages})")
+                                  f"{difference} - fix the code or {block.expectation()} (embedded by {pages})")
     return failures

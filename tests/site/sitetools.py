@@ -87,3 +87,11 @@ def run_folder(tmp_path_factory) -> Path:
 
 def page_for(site: Path, lang: str, url: str) -> Path:
     return site / prefix(lang) / url / "index.html"
+
+
+def demo_line(module: str = "softmax", block: str = "demo") -> int:
+    """The line of a block's key in its test's EXPECTED_OUTPUT, found by reading the file as a
+    contributor would (the messages that name it are what the tests check)."""
+    lines = (ROOT / "tests" / f"test_{module}.py").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("EXPECTED_OUTPUT"))
+    return next(i for i, line in enumerate(lines[start:], start + 1) if line.strip().startswith(f'"{block}":'))

@@ -8,7 +8,7 @@ from termbase.cli import cached_blocks
 from termbase.core import blocks, sections
 from termbase.run.blocks import NAMESPACE, block_key
 from termbase.run.cache import Cache
-from tests.site.sitetools import PROJECT
+from tests.site.sitetools import PROJECT, demo_line
 
 
 def softmax_demo():
@@ -37,6 +37,7 @@ def test_a_cached_run_is_compared_with_the_expectation_of_now(tmp_path):
     problems = cached_blocks.compare(project).problems
     assert len(problems) == 1 and problems[0].startswith("snippets/softmax.py:") and " - fix the code or" in problems[0]
     assert "block 'demo' of snippets/softmax.py printed other than its expected output" in problems[0]
+    assert problems[0].endswith(f"- fix the code or tests/test_softmax.py:{demo_line()} (EXPECTED_OUTPUT['demo'])")
 
 
 def test_check_names_a_snippet_line_too_long_for_the_code_box(tmp_path):

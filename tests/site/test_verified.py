@@ -9,7 +9,7 @@ import pytest
 
 from termbase.core.model import TermBase
 from termbase.site.pages import Pages
-from tests.site.sitetools import PROJECT, ROOT, mkdocs_build
+from tests.site.sitetools import PROJECT, ROOT, demo_line, mkdocs_build
 
 
 def break_demo(project, old, new):
@@ -22,7 +22,8 @@ def break_demo(project, old, new):
 @pytest.mark.parametrize("old,new,expected", [
     ("ones = torch.ones(2)\n", "ones = torch.ones(2) * 2\n",
      "snippets/softmax.py:demo: block 'demo' of snippets/softmax.py printed other than its expected output, "
-     "line 4: expected 'rows sum to 1: True', printed 'rows sum to 1: False'"),
+     "line 4: expected 'rows sum to 1: True', printed 'rows sum to 1: False' - fix the code or "
+     f"tests/test_softmax.py:{demo_line()} (EXPECTED_OUTPUT['demo'])"),
     ("ones = torch.ones(2)\n", "ones = torch.ones(3) @ torch.ones(2)\n",
      "snippets/softmax.py:demo (line 39): block 'demo' of snippets/softmax.py raised: RuntimeError"),
 ], ids=["prints False", "raises"])
