@@ -28,8 +28,8 @@ def cmd_check(args) -> int:
         store.cleanup()
     else:
         # As a build checks: nothing again when nothing it reads changed since it last found
-        # nothing wrong, and a clean result found here spares the next build its check.
-        report = source_check.run(project)
+        # nothing wrong (but with --fresh), and a clean result found here spares the next build its check.
+        report = source_check.run(project, fresh=args.fresh)
     for problem in report:
         print(problem)
     for note in report.notes:
@@ -133,6 +133,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="validate terms, pages, snippets and the prose of every language")
     check.add_argument("--no-spelling", action="store_true", help="skip hunspell (the build never skips it)")
+    check.add_argument("--fresh", action="store_true",
+                       help="run every rule on every file even when nothing changed since the last clean check")
     check.set_defaults(run=cmd_check)
     new = sub.add_parser("new", help="scaffold an entry in every language, its record, snippet and test")
     new.add_argument("slug", help="lowercase-with-hyphens, e.g. causal-mask")

@@ -36,7 +36,6 @@ class Declared:
         return f"{test}:{self.expected_line} (EXPECTED_OUTPUT[{self.name!r}])" if self.expected_line else test
 
 
-
 @dataclass
 class PageBlock:
     refs: tuple[str, ...]

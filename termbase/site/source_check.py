@@ -1,11 +1,12 @@
-"""`termbase check` at the start of a build (and as the command runs it), skipped when nothing it
-reads has changed since it last found nothing wrong, in a build or in the command.
+"""`termbase check` at the start of a build (and as `python -m termbase check` runs it, but with
+`--no-spelling` or `--fresh`), skipped when nothing it reads has changed since it last found
+nothing wrong, in a build or in the command.
 
 The check reads sources all over the project (pages, records, snippets and their tests, the
 notebooks, the word lists, the style guides) and its own code; a hash of every file of the
 project outside generated folders, plus the hunspell dictionaries and the versions of the
-packages it parses with, costs about 30 ms on the real site, against about 6 s for the check
-(a quarter of a warm build in the benchmark's profile). Only a clean result is remembered: a
+packages it parses with, costs about 30 ms on the real site, against about 5 s for the check
+(`python -m termbase check`, 2 cores). Only a clean result is remembered: a
 project with problems is checked again every time, so every build lists them. When the check
 runs, the rules that read one file alone reuse their problems per file (termbase/core/check/
 filecache.py), so an edit to one page re-checks that page's per-file rules only.
@@ -13,8 +14,10 @@ filecache.py), so an edit to one page re-checks that page's per-file rules only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 from termbase.core import check
@@ -54,23 +57,30 @@ def inputs(project: Project, site_dir: Path | None = None, *more_site_dirs: Path
     _tree(digest, project.root, skipped)
     if not PACKAGE.is_relative_to(project.root.resolve()):
         _tree(digest, PACKAGE, skipped)  # the check's own code, installed elsewhere
-    for path in sorted(DICTIONARIES.glob("*")) if DICTIONARIES.is_dir() else ():
+    hunspell = shutil.which("hunspell")  # the program too: another version may answer otherwise
+    files = sorted(DICTIONARIES.glob("*")) if DICTIONARIES.is_dir() else []
+    for path in files + ([Path(hunspell)] if hunspell else []):
         stat = path.stat()
-        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}\0".encode("utf-8"))
+        digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\0".encode("utf-8"))
     return key(digest.hexdigest(), os.environ.get("PATH", ""), packages=("PyYAML", "latex2mathml", "Markdown"))
 
 
-def run(project: Project, site_dir: Path | None = None, entry: str | None = None) -> check.Report:
+def run(project: Project, site_dir: Path | None = None, entry: str | None = None, *,
+        fresh: bool = False) -> check.Report:
     """`check.run(project)`, or an empty report when the same inputs were found clean before
-    (`entry`: their hash, if the caller has made it with `inputs`)."""
+    (`entry`: their hash, if the caller has made it with `inputs`). `fresh`: every rule runs
+    now, on every file (no clean result, nothing of filecache's store; hunspell's answers are
+    still reused); a clean result is kept as always."""
     cache = Cache(project.cache_dir)
     entry = entry or inputs(project, site_dir)
-    if cache.get_json(NAMESPACE, entry) is not None:
+    if not fresh and cache.get_json(NAMESPACE, entry) is not None:
         return check.Report(project)
-    store = filecache.Store(project.cache_dir / filecache.FOLDER)
+    store = None if fresh else filecache.Store(project.cache_dir / filecache.FOLDER)
     report = check.run(project, store=store)
-    store.cleanup()
+    if store is not None:
+        store.cleanup()
     if not report and not report.notes:
-        cache.put_json(NAMESPACE, entry, {"problems": 0})
-        cache.cleanup(NAMESPACE)
+        with contextlib.suppress(OSError):  # a read-only or full disk: only speed is lost
+            cache.put_json(NAMESPACE, entry, {"problems": 0})
+            cache.cleanup(NAMESPACE)
     return report

@@ -51,9 +51,9 @@ def copy_project(dest: Path, *, cache: bool = True) -> Path:
         if part == ".termbase-cache" and not cache:
             for kept in CHECK_CACHE:
                 if (src / kept).is_dir():
-                    shutil.copytree(src / kept, dest / part / kept, ignore=_ignored)
+                    shutil.copytree(src / kept, dest / part / kept, ignore=_ignored, copy_function=_copy_if_there)
         elif src.is_dir():
-            shutil.copytree(src, dest / part, ignore=_ignored)
+            shutil.copytree(src, dest / part, ignore=_ignored, copy_function=_copy_if_there)
         else:
             shutil.copy2(src, dest / part)
     return dest
@@ -61,6 +61,15 @@ def copy_project(dest: Path, *, cache: bool = True) -> Path:
 
 CHECK_CACHE = (ANSWERS, FOLDER)  # the folders of .termbase-cache that only the check reads
 _IGNORED = shutil.ignore_patterns("__pycache__", ".hypothesis", "artifacts", ".locks", "*.egg-info", "work")
+
+
+def _copy_if_there(src, dst):
+    """A file that another test process removed while the folder was copied (a cache entry past
+    its age, at the end of that process's check) is left out, not an error."""
+    try:
+        return shutil.copy2(src, dst)
+    except FileNotFoundError:
+        return dst
 
 
 def _ignored(folder: str, names: list[str]) -> set[str]:

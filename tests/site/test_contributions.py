@@ -213,8 +213,9 @@ BROKEN = {
 
 
 def check_copy(project, store) -> list[str]:
-    """The checker's lines for a copy of the project, run in this process (the same function
-    `python -m termbase check` and every build run; see test_the_cli_and_the_build_refuse_it).
+    """The checker's lines for a copy of the project, run in this process (the rules that
+    `python -m termbase check` and every build run, there behind the clean result that
+    termbase/site/source_check.py keeps; see test_the_cli_and_the_build_refuse_it).
     `store`: the folder of the per-page problems (termbase/core/check/filecache.py), shared by
     the copies as the command and the build share it between runs: a page no kind touched is
     checked in the first copy only. tests/site/test_check_cache.py shows that the output is the

@@ -74,7 +74,8 @@ def test_problems_are_reported_by_every_build(sources):
 
 def test_the_command_and_a_build_share_a_clean_result(sources, monkeypatch, capsys):
     """`termbase check` remembers a clean result as a build does, so the build after it skips
-    its check (and the reverse); `--no-spelling` checks less, so its result is never kept."""
+    its check, and the reverse; `--no-spelling` checks less, so its result is never kept;
+    `--fresh` checks again whatever was kept."""
     import termbase.__main__ as cli
     from termbase.cli import cached_blocks
 
@@ -86,7 +87,23 @@ def test_the_command_and_a_build_share_a_clean_result(sources, monkeypatch, caps
     assert cli.main(["check"]) == 0 and sources.runs == 2
     assert "the sources are in order" in capsys.readouterr().out
     assert not source_check.run(sources.project, sources.root / "site") and sources.runs == 2  # the build's
+    assert cli.main(["check", "--fresh"]) == 0 and sources.runs == 3
     (sources.root / "docs" / "index.en.md").write_text("# Home, edited\n", encoding="utf-8")
+    assert not source_check.run(sources.project, sources.root / "site") and sources.runs == 4  # a build's
+    assert cli.main(["check"]) == 0 and sources.runs == 4  # ... spares the command
+    (sources.root / "docs" / "index.en.md").write_text("# Home, edited again\n", encoding="utf-8")
     sources.problems = [1]
-    assert cli.main(["check"]) == 1 and sources.runs == 3
+    assert cli.main(["check"]) == 1 and sources.runs == 5
     assert "docs/index.en.md:1: wrong - fix it" in capsys.readouterr().out
+
+
+def test_a_cache_that_cannot_be_written_costs_only_speed(sources, monkeypatch):
+    """A read-only or full disk: the clean result is not kept, and the check still answers."""
+    from termbase.run.cache import Cache
+
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Cache, "put_json", refuse)
+    assert not source_check.run(sources.project) and not source_check.run(sources.project)
+    assert sources.runs == 2

@@ -83,7 +83,8 @@ def _stored_page_lines(text: str, store) -> tuple[tuple[int, str, str, str], ...
     found = store.get(key)
     try:
         lines = json.loads(zlib.decompress(base64.b64decode(found["zlib"])))
-        if all(isinstance(item, list) and len(item) == 4 for item in lines):
+        if all(isinstance(item, list) and len(item) == 4 and isinstance(item[0], int)
+               and all(isinstance(part, str) for part in item[1:]) for item in lines):
             return tuple(tuple(item) for item in lines)
     except (TypeError, KeyError, ValueError, zlib.error):  # none yet, or not what this code writes
         pass
@@ -174,7 +175,8 @@ def _english_name(lang: str) -> str:
 
 
 def check_language(base: TermBase, pages, report, *, spell: bool = True, store=None) -> None:
-    """`store`: a check/filecache.Store that keeps each page's prose lines (None: made here)."""
+    """`store`: a check/filecache.Store that keeps each page's prose lines (None: they are
+    kept in this process only)."""
     for lang in base.languages:
         lines = _lines(base, pages, lang, store)
         style = base.style(lang)
@@ -191,12 +193,12 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True, store=N
         spanning = [form for form in forms if "…" in form.phrase]
         forms = [form for form in forms if "…" not in form.phrase]
         by_phrase = {form.phrase.lower(): form for form in forms}
-        anyone = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in sorted(by_phrase, key=len, reverse=True))
-                            + r")(?![\w-])", re.I) if forms else None
-        may_match = _words_filter(list(by_phrase))
+        phrases = sorted(by_phrase, key=len, reverse=True)  # the longest form where two start alike
+        anyone = forms_regex(phrases) if forms else None
+        may_match = _words_filter(phrases)
         for item in lines:
             for match in anyone.finditer(item.plain) if anyone and may_match(item.plain) else ():
-                form = by_phrase[match.group().lower()]
+                form = by_phrase[phrases[int(match.lastgroup[1:])]]  # not by its text: re.I has ſ for s
                 found = item.text[match.start():match.end()]
                 report.add(item.path, item.line, f'"{found}"', f'write "{form.write}" ({form.why})')
             for char, name in NOT_A_SPACE.items():
@@ -215,25 +217,43 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True, store=N
             _spelling(base, lang, style["dictionary"], lines, report)
 
 
+def forms_regex(phrases: list[str]) -> re.Pattern:
+    """One case-blind regex for the forms to avoid, each a whole word (a hyphen joins words);
+    group `f<i>` is phrases[i]. Where two forms start at the same place, the first listed wins."""
+    return re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<f{i}>{re.escape(p)})" for i, p in enumerate(phrases))
+                      + r")(?![\w-])", re.I)
+
+
+# re.I takes İ and ı for i, where casefold() keeps them apart; and U+0345 is not a word character
+# to re, though it casefolds to one. tests/site/test_avoided_forms.py checks every character of
+# Unicode for others: with these, any two characters re.I takes as the same fold alike.
+FOLD = str.maketrans({"\u0130": "i", "\u0131": "i"})
+UNFOLDED = ("\u0345",)  # a line that holds one goes through the filter
+
+
+def fold(text: str) -> str:
+    return text.translate(FOLD).casefold()
+
+
 def _words_filter(phrases: list[str]):
-    """A test that is true of every line where one of `phrases` can match as the forms to avoid
-    match (a whole-word, case-blind regex): the line then holds each word of the phrase as a
-    word. Most lines hold no phrase's words, and the regex of a language's 100-200 phrases on
-    each of its 9,000 lines took a second; the test and the regex on the lines it lets through
-    take a twentieth of that, and find the same matches (tests/site/test_check_cache.py)."""
+    """A test that is true of every line where one of `phrases` can match as `forms_regex`
+    matches: the line then holds each word of the phrase as a word, both folded (`fold`). Most
+    lines hold no phrase's words, and the regex of a language's 100-200 phrases on each of its
+    9,000 lines took a second; the test and the regex on the lines it lets through take a
+    twentieth of that and find the same matches (tests/site/test_avoided_forms.py)."""
     by_word: dict[str, list[frozenset[str]]] = {}
     anywhere = False  # a phrase without a word: the regex runs on every line
     for phrase in phrases:
-        words = frozenset(WORDS.findall(phrase.casefold()))
+        words = frozenset(WORDS.findall(fold(phrase)))
         if words:
             by_word.setdefault(max(words, key=len), []).append(words)
         else:
             anywhere = True
 
     def may_match(text: str) -> bool:
-        if anywhere:
+        if anywhere or any(char in text for char in UNFOLDED):
             return True
-        present = set(WORDS.findall(text.casefold()))
+        present = set(WORDS.findall(fold(text)))
         return any(words <= present for word in present & by_word.keys() for words in by_word[word])
 
     return may_match

@@ -104,7 +104,8 @@ def _cached_page(base: TermBase, page: PageText, neutral_pages: set[str], report
         snippets.append(f"{ref}={content}")
     key = filecache.digest(filecache.code_digest(), project.shown(page.path), project.shown(project.docs),
                            page.neutral, page.lang, page.text, "\n".join(sorted(neutral_pages)),
-                           "\n".join(sorted(base.terms)), "\n".join(snippets))
+                           "\n".join(sorted(base.terms)), "\n".join(snippets),
+                           str(base.t("decimal_separator", page.lang)))
     found = store.get(key)
     if found is not None:
         store.reused.append(project.shown(page.path))
