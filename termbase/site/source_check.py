@@ -1,6 +1,6 @@
-"""`termbase check` at the start of a build (and as `python -m termbase check` runs it, but with
-`--no-spelling` or `--fresh`), skipped when nothing it reads has changed since it last found
-nothing wrong, in a build or in the command.
+"""`termbase check` at the start of a build and in `python -m termbase check` (but with
+`--no-spelling`), skipped when nothing it reads has changed since it last found nothing wrong,
+in a build or in the command (but with `--fresh`).
 
 The check reads sources all over the project (pages, records, snippets and their tests, the
 notebooks, the word lists, the style guides) and its own code; a hash of every file of the
