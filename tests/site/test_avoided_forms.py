@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from termbase.core.check.language import UNFOLDED, _words_filter, fold, forms_regex
 
 # Letters of the three languages with their capitals, characters that re.I matches with
-# others while str.lower() or casefold() do not (ſ, K, µ, ς, ẞ, İ, ı, U+0345), digits, and
-# what stands between words in a phrase or a line.
-LETTERS = "aesntkiøæåñóéSNTKIØÆÅÑÓÉſKµμςσßẞİıͅ1"
+# others while str.lower() or casefold() do not (ſ, the Kelvin sign, µ, ς, ẞ, İ, ı, U+0345),
+# digits, and what stands between words in a phrase or a line.
+LETTERS = "aesntkiøæåñóéSNTKIØÆÅÑÓÉ1" + "\u017f\u212a\u00b5\u03bc\u03c2\u03c3\u00df\u1e9e\u0130\u0131\u0345"
 word = st.text(LETTERS, min_size=1, max_size=4)
 joint = st.sampled_from([" ", "-", "'", "’", " - ", "\u00a0", ". ", "«", "»", "`", "_"])
 
@@ -31,7 +31,8 @@ def phrase(draw):
 
 def variant(text: str) -> str:
     """`text` as re.I still matches it: each letter in another case, ſ for s, ı for i."""
-    swap = {"s": "ſ", "i": "ı", "I": "İ", "k": "K", "σ": "ς", "μ": "µ", "ß": "ẞ"}
+    swap = {"s": "\u017f", "i": "\u0131", "I": "\u0130", "k": "\u212a", "\u03c3": "\u03c2", "\u03bc": "\u00b5",
+            "\u00df": "\u1e9e"}
     return "".join(swap.get(c, c.swapcase()) for c in text)
 
 
