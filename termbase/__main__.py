@@ -15,21 +15,13 @@ SETUP = ("python3 -m venv .venv && .venv/bin/pip install -q --retries 0 --timeou
 
 
 def cmd_check(args) -> int:
-    from termbase.core import check
-    from termbase.core.check import filecache
-
     from termbase.cli import cached_blocks
     from termbase.site import source_check
 
     project = _project()
-    if args.no_spelling:
-        store = filecache.Store(project.cache_dir / filecache.FOLDER)  # per-file rules: core/check/filecache.py
-        report = check.run(project, spelling=False, store=store)
-        store.cleanup()
-    else:
-        # As a build checks: nothing again when nothing it reads changed since it last found
-        # nothing wrong (but with --fresh), and a clean result found here spares the next build its check.
-        report = source_check.run(project, fresh=args.fresh)
+    # As a build checks: nothing again when nothing it reads changed since it last found nothing
+    # wrong (but with --fresh), and a clean result found here spares the next build its check.
+    report = source_check.run(project, fresh=args.fresh, spelling=not args.no_spelling)
     for problem in report:
         print(problem)
     for note in report.notes:

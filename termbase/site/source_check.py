@@ -1,6 +1,6 @@
-"""`termbase check` at the start of a build and in `python -m termbase check` (but with
-`--no-spelling`), skipped when nothing it reads has changed since it last found nothing wrong,
-in a build or in the command (but with `--fresh`).
+"""`termbase check` at the start of a build and in `python -m termbase check`, skipped when
+nothing it reads has changed since it last found nothing wrong, in a build or in the command
+(but with `--fresh`; `--no-spelling` checks less, so it neither skips nor keeps).
 
 The check reads sources all over the project (pages, records, snippets and their tests, the
 notebooks, the word lists, the style guides) and its own code; a hash of every file of the
@@ -66,20 +66,21 @@ def inputs(project: Project, site_dir: Path | None = None, *more_site_dirs: Path
 
 
 def run(project: Project, site_dir: Path | None = None, entry: str | None = None, *,
-        fresh: bool = False) -> check.Report:
+        fresh: bool = False, spelling: bool = True) -> check.Report:
     """`check.run(project)`, or an empty report when the same inputs were found clean before
     (`entry`: their hash, if the caller has made it with `inputs`). `fresh`: every rule runs
     now, on every file (no clean result, nothing of filecache's store; hunspell's answers are
-    still reused); a clean result is kept as always."""
+    still reused); a clean result is kept as always. `spelling=False` (`termbase check
+    --no-spelling`) checks less: no clean result is read or kept."""
     cache = Cache(project.cache_dir)
-    entry = entry or inputs(project, site_dir)
-    if not fresh and cache.get_json(NAMESPACE, entry) is not None:
+    entry = (entry or inputs(project, site_dir)) if spelling else None
+    if entry and not fresh and cache.get_json(NAMESPACE, entry) is not None:
         return check.Report(project)
     store = None if fresh else filecache.Store(project.cache_dir / filecache.FOLDER)
-    report = check.run(project, store=store)
+    report = check.run(project, spelling=spelling, store=store)
     if store is not None:
         store.cleanup()
-    if not report and not report.notes:
+    if entry and not report and not report.notes:
         with contextlib.suppress(OSError):  # a read-only or full disk: only speed is lost
             cache.put_json(NAMESPACE, entry, {"problems": 0})
             cache.cleanup(NAMESPACE)
