@@ -29,18 +29,36 @@ NOT_IN_WORDS = set("{}\\$<>&%#^_~")
 
 
 class FormulaError(ValueError):
-    pass
+    """Why a formula does not render; `at`: the index in the formula of the character at fault,
+    where the reason has one (an unmatched brace)."""
+
+    def __init__(self, reason: str, at: int | None = None):
+        super().__init__(reason)
+        self.at = at
 
 
-def _braces(tex: str) -> str | None:
-    depth = 0
+def _braces(tex: str) -> FormulaError | None:
+    opened = []  # where each '{' still open is
     for i, ch in enumerate(tex):
         if ch in "{}" and i and tex[i - 1] == "\\":
             continue
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-        if depth < 0:
-            return "a '}' closes no '{'"
-    return f"{depth} '{{' never closed" if depth else None
+        if ch == "{":
+            opened.append(i)
+        elif ch == "}":
+            if not opened:
+                return FormulaError("a '}' closes no '{'", i)
+            opened.pop()
+    # The first brace left open: a brace opened after it and left open is inside it.
+    return FormulaError(f"{len(opened)} '{{' never closed", opened[0]) if opened else None
+
+
+def _where(tex: str, at: int) -> str:
+    """The character at `at` named by what comes before it on its line: `the '}' after `x_{i}``."""
+    before = tex[:at].rsplit("\n", 1)[-1].rstrip()
+    if not before:
+        return f"the '{tex[at]}' that starts the line"
+    shown = before if len(before) <= 16 else "..." + before[-16:]
+    return f"the '{tex[at]}' after `{shown}`"
 
 
 def _reason(exc: Exception) -> str:
@@ -56,7 +74,7 @@ def convert_tex(tex: str, display: str = "inline") -> str:
     """MathML for `tex` (with the LaTeX as alttext), or FormulaError with the reason."""
     broken = _braces(tex)
     if broken:
-        raise FormulaError(broken)
+        raise broken
     try:
         mathml = convert(tex, display=display)
     except Exception as exc:  # latex2mathml raises many types, some without a message
@@ -68,12 +86,17 @@ def convert_tex(tex: str, display: str = "inline") -> str:
 
 
 def problem(tex: str) -> str | None:
-    """Why `tex` cannot be rendered, or None."""
+    """Why `tex` cannot be rendered, with the character at fault where there is one, or None."""
     try:
         convert_tex(tex)
     except FormulaError as exc:
-        return str(exc)
+        return explain(exc, tex)
     return None
+
+
+def explain(exc: FormulaError, tex: str) -> str:
+    """The reason of `exc`, raised for `tex`, with the character at fault where there is one."""
+    return str(exc) if exc.at is None else f"{exc}: {_where(tex, exc.at)}"
 
 
 LINE_BREAK = "\x00\x00"  # stands in for a line break (two backslashes) while the patterns run

@@ -13,7 +13,7 @@ import re
 
 from mkdocs.exceptions import PluginError
 
-from termbase.core.mathml import FormulaError, convert_tex
+from termbase.core.mathml import FormulaError, convert_tex, explain
 
 ARITHMATEX = re.compile(r'<(span|div) class="arithmatex">\s*\\([(\[])(.*?)\\[)\]]\s*</\1>', re.S)
 
@@ -25,7 +25,7 @@ def to_mathml(page_html: str, where: str) -> str:
         try:
             mathml = convert_tex(tex, display="block" if opener == "[" else "inline")
         except FormulaError as exc:
-            raise PluginError(f"{where}: formula {tex!r} does not parse: {exc} - fix the LaTeX") from None
+            raise PluginError(f"{where}: formula {tex!r} does not parse: {explain(exc, tex)} - fix the LaTeX") from None
         return f'<{tag} class="termbase-math">{mathml}</{tag}>'
 
     return ARITHMATEX.sub(one, page_html)

@@ -97,7 +97,7 @@ BROKEN = {
     "formula with a missing brace": (lambda p: edit(p / f"termbase/data/terms/{WINDOW}.yml", "formula:\n  - ",
                                                     "formula:\n  - \\frac{1}{\\tau\n  - "),
                                      f"termbase/data/terms/{WINDOW}.yml:{WINDOW_FORMULA_LINE}: formula 1 does not parse:"
-                                     " 1 '{' never closed - fix the LaTeX"),
+                                     " 1 '{' never closed: the '{' after `\\frac{1}` - fix the LaTeX"),
     "stray dollar in Danish prose": (lambda p: edit(p / "docs/glossary/alibi.da.md", "## Kilder",
                                                     "Det koster $V.\n\n## Kilder"),
                                      "a '$' opens or closes no formula (the page would show it raw) - close the formula"),

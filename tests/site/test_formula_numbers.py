@@ -110,7 +110,7 @@ def test_the_formulas_of_data_files_and_notebooks_are_checked_in_their_language(
         "a formula writes the number 0.1: the decimal sign of this page is a comma, written {,}",
         "a formula writes the number 65504: the digits are grouped in threes with a thin space, \\,, from five "
         "digits on",
-        "a formula does not parse: 1 '{' never closed"], [p.what for p in report]
+        "a formula does not parse: 1 '{' never closed: the '{' after `\\frac{1}`"], [p.what for p in report]
     lines = language._lines(BASE, {}, "da")
     sources = {item.path.name for item in lines if "$" in item.source}
     assert {"models.yml", "config_keys.yml"} <= sources and any(name.endswith(".py") for name in sources), sources
