@@ -75,7 +75,7 @@ def sparse_attention_gathered(q, k, v, keep, top_k):
     idx = keep.float().topk(top_k, dim=-1).indices  # (L, top_k)
     valid = keep.gather(-1, idx)  # False where a row had fewer keys
     k_sel, v_sel = k[idx], v[idx]  # (L, top_k, d_k), (L, top_k, d_v)
-    q = q / math.sqrt(q.size(-1))  # scale first, as SDPA does: in float16
+    q = q / math.sqrt(q.size(-1))  # scale before the product: in float16
     scores = torch.einsum("hld,lkd->hlk", q, k_sel)  # q.k alone may overflow
     scores = scores.masked_fill(~valid, float("-inf"))
     return torch.einsum("hlk,lkd->hld", scores.softmax(-1), v_sel)
