@@ -18,11 +18,15 @@ def softmax(scores, dim=-1):
 
     Subtracting the row maximum first changes nothing mathematically (the
     factor exp(-max) cancels) but keeps exp() from overflowing: the largest
-    exponent becomes exp(0) = 1.
+    exponent becomes exp(0) = 1. Half-precision scores are computed in
+    float32 and rounded at the end, as torch.softmax does: in float16, the
+    sum of a row of more than 65,504 similar scores would be inf.
     """
-    shifted = scores - scores.amax(dim=dim, keepdim=True)
+    half = scores.dtype in (torch.float16, torch.bfloat16)
+    work = scores.float() if half else scores
+    shifted = work - work.amax(dim=dim, keepdim=True)
     e = shifted.exp()
-    return e / e.sum(dim=dim, keepdim=True)
+    return (e / e.sum(dim=dim, keepdim=True)).to(scores.dtype)
 # --8<-- [end:code]
 
 

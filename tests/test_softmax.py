@@ -57,3 +57,18 @@ def test_half_precision_large_scores_are_finite(dtype):
 def test_gradcheck_float64():
     scores = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(softmax, (scores,))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_long_half_precision_row_is_summed_in_float32(dtype):
+    """70,000 similar scores: in float16 their exponentials sum past 65,504 (inf), so a sum kept
+    in the input's dtype would make every weight 0; the snippet's weights match float64's."""
+    gen = torch.Generator().manual_seed(3)
+    scores = (torch.randn(1, 70_000, generator=gen) * 0.01).to(dtype)
+    weights = softmax(scores)
+    assert weights.dtype == dtype
+    reference = torch.softmax(scores.double(), dim=-1)
+    assert torch.allclose(weights.double(), reference, rtol=1e-2, atol=0)
+    if dtype == torch.float16:  # what the snippet avoids: the sum kept in float16
+        e = (scores - scores.amax(-1, keepdim=True)).exp()
+        assert e.sum(-1).isinf().all() and (e / e.sum(-1, keepdim=True) == 0).all()

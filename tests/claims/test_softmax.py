@@ -56,3 +56,15 @@ def test_log_softmax_is_finite_where_softmax_log_is_minus_inf():
     assert torch.softmax(logits, dim=-1)[1] == 0
     assert torch.softmax(logits, dim=-1).log()[1] == float("-inf")
     assert torch.allclose(torch.log_softmax(logits, dim=-1), torch.tensor([0.0, -200.0]))
+
+
+@claim("softmax-half-long-row")
+def test_torch_softmax_of_a_long_float16_row_is_right():
+    """torch.softmax of 70,000 similar float16 scores: every weight within 1 % of float64's,
+    where the sum of their exponentials in float16 is inf (past 65,504)."""
+    gen = torch.Generator().manual_seed(3)
+    scores = (torch.randn(1, 70_000, generator=gen) * 0.01).half()
+    assert (scores - scores.max()).exp().sum().isinf()
+    weights = torch.softmax(scores, dim=-1)
+    assert weights.dtype == torch.float16
+    assert torch.allclose(weights.double(), torch.softmax(scores.double(), dim=-1), rtol=1e-2, atol=0)
