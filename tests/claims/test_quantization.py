@@ -1,5 +1,7 @@
 """Claims about float8 and integer tensors, the formats of a quantized KV cache (torch 2.13.0)."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -12,13 +14,24 @@ FP8 = torch.float8_e4m3fn
 @claim("float8-e4m3fn-cpu-cast")
 def test_float8_e4m3fn_casts_on_the_cpu_round_and_saturate():
     """A float32 tensor casts to float8_e4m3fn on the CPU: one byte per element, the nearest
-    representable value (3 mantissa bits), and 448 at most: larger magnitudes saturate to
-    +-448 instead of becoming inf or NaN."""
-    x = torch.tensor([0.3, 1.0, 448.0, 460.0, 1000.0, -500.0])
+    representable value (3 mantissa bits), and 448 at most: larger magnitudes, infinities
+    included, saturate to +-448 instead of becoming inf or NaN; NaN stays NaN."""
+    x = torch.tensor([0.3, 1.0, 448.0, 460.0, 1000.0, -500.0, math.inf, -math.inf])
     f8 = x.to(FP8)
     assert f8.element_size() == 1 and torch.finfo(FP8).max == 448.0
-    assert f8.float().tolist() == [0.3125, 1.0, 448.0, 448.0, 448.0, -448.0]
+    assert f8.float().tolist() == [0.3125, 1.0, 448.0, 448.0, 448.0, -448.0, 448.0, -448.0]
     assert torch.finfo(FP8).eps == 0.125  # 3 mantissa bits: 1 + 1/8 follows 1
+    assert torch.tensor([math.nan]).to(FP8).float().isnan().all()
+
+
+@claim("float8-e4m3fnuz-cpu-cast")
+def test_float8_e4m3fnuz_stops_at_240_and_casts_past_it_to_nan():
+    """The other e4m3 variant: 240 at most, and on the CPU a float32 magnitude past it casts to
+    NaN, not to 240."""
+    fnuz = torch.float8_e4m3fnuz
+    assert torch.finfo(fnuz).max == 240.0
+    assert torch.tensor([240.0, -240.0]).to(fnuz).float().tolist() == [240.0, -240.0]
+    assert torch.tensor([448.0, -1000.0, math.inf]).to(fnuz).float().isnan().all()
 
 
 @claim("float8-sdpa-cpu-not-implemented")
