@@ -144,12 +144,13 @@ if __name__ == "__main__":
     normed.load_state_dict(plain.state_dict(), strict=False)  # same W
     x = torch.randn(1, 16, 64)
     print(f"{'scale':>5} {'max|logit| plain':>17} {'qk-norm':>8} "
-          f"{'max weight plain':>17} {'qk-norm':>8}")
+          f"{'top weight plain':>17} {'qk-norm':>8}")
     with torch.no_grad():
         for scale in (1, 2, 4, 8, 16, 32):
             # Larger activations, as when weights grow in training.
             lp, ln = plain.logits(scale * x), normed.logits(scale * x)
-            wp = lp.softmax(-1).amax(-1).mean()  # mean top weight
+            # Each query's largest weight, averaged over the queries.
+            wp = lp.softmax(-1).amax(-1).mean()
             wn = ln.softmax(-1).amax(-1).mean()
             print(f"{scale:>5} {lp.abs().max():>17.2f} "
                   f"{ln.abs().max():>8.2f} {wp:>17.4f} {wn:>8.4f}")

@@ -23,7 +23,7 @@ EXPECTED_OUTPUT = {
         "within the bound: True",
     ],
     "logit_growth": [
-        "scale  max|logit| plain  qk-norm  max weight plain  qk-norm",
+        "scale  max|logit| plain  qk-norm  top weight plain  qk-norm",
         "    1              1.10     3.19            0.1095   0.2470",
         "    2              4.41     3.19            0.3368   0.2470",
         "    4             17.63     3.19            0.7647   0.2470",
