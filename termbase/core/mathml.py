@@ -40,7 +40,7 @@ class FormulaError(ValueError):
 def _braces(tex: str) -> FormulaError | None:
     opened = []  # where each '{' still open is
     for i, ch in enumerate(tex):
-        if ch in "{}" and i and tex[i - 1] == "\\":
+        if ch in "{}" and _escaped(tex, i):
             continue
         if ch == "{":
             opened.append(i)
@@ -52,13 +52,24 @@ def _braces(tex: str) -> FormulaError | None:
     return FormulaError(f"{len(opened)} '{{' never closed", opened[0]) if opened else None
 
 
+def _escaped(tex: str, i: int) -> bool:
+    """True when the character at `i` follows an odd number of backslashes: `\\{` is a brace
+    character, while `\\\\{` is a line break and then a group."""
+    slashes = len(tex[:i]) - len(tex[:i].rstrip("\\"))
+    return slashes % 2 == 1
+
+
 def _where(tex: str, at: int) -> str:
-    """The character at `at` named by what comes before it on its line: `the '}' after `x_{i}``."""
-    before = tex[:at].rsplit("\n", 1)[-1].rstrip()
+    """The character at `at` named by what comes before it on its line (`the '}' after
+    `x_{i}``), and by that line's number when the formula has more than one."""
+    lines = tex[:at].split("\n")
+    before = lines[-1].rstrip()
+    line = f" on line {len(lines)} of the formula" if "\n" in tex else ""
     if not before:
-        return f"the '{tex[at]}' that starts the line"
+        return f"the '{tex[at]}' at the start of the formula" if len(lines) == 1 else \
+            f"the '{tex[at]}' at the start of line {len(lines)} of the formula"
     shown = before if len(before) <= 16 else "..." + before[-16:]
-    return f"the '{tex[at]}' after `{shown}`"
+    return f"the '{tex[at]}' after `{shown}`{line}"
 
 
 def _reason(exc: Exception) -> str:
