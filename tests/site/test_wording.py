@@ -156,3 +156,30 @@ def test_the_proposed_pages_follow_the_records():
     assert docs / "attention-sink.da.md" in da  # proposed: true in its record
     assert docs / "softmax.da.md" not in da  # attested in termbase/data/attestations/da.yml
     assert all(path.name.endswith(".da.md") for path in da)
+
+
+def unsaid(lang, proposed, *texts):
+    report = Report()
+    paragraphs = wording.paragraphs([Line(number, text) for number, text in enumerate(texts, 1)])
+    wording.proposal_unsaid(BASE.style(lang), proposed)(paragraphs, report)
+    return [(line, what.split(",")[0]) for line, what, _ in report.problems]
+
+
+@pytest.mark.parametrize("lang, texts, flagged", [
+    ("es", ["## Origen", "", "Bahdanau et al. (2014) lo llamaron así."], True),
+    ("es", ["Este sitio no ha encontrado una traducción asentada en textos publicados y propone", "«atención en árbol»."],
+     False),
+    ("es", ["Este glosario, escrito en español de España, propone «regla delta»."], False),
+    ("da", ["Navnet er kort.", "", "Det engelske navn bruges."], True),
+    ("da", ["Dette site har ikke fundet et dansk navn i offentliggjorte tekster", "og skriver det engelske."], False),
+    ("da", ["Dette site foreslår \"attention-hoved\"."], False),
+    # Each part of the sentence in its own paragraph says nothing.
+    ("da", ["Dette site.", "", "Det foreslår intet."], True),
+])
+def test_a_proposed_page_says_the_site_proposes_the_name(lang, texts, flagged):
+    assert unsaid(lang, {"page.md"}, *texts) == ([(1, "the term base marks this entry's preferred name proposed "
+                                                       "(no attestation)")] if flagged else [])
+
+
+def test_a_page_whose_name_is_attested_need_not_say_it():
+    assert unsaid("es", {"other.md"}, "Bahdanau et al. (2014) lo llamaron así.") == []

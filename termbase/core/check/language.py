@@ -283,9 +283,13 @@ def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report, prop
     checks = [check for check in (wording.unit_spacing(style), wording.count_forms(style),
                                   wording.article_agreement(style), wording.usage_claims(style, proposed))
               if check]
-    for paragraph in wording.paragraphs(lines):
+    paragraphs = wording.paragraphs(lines)
+    for paragraph in paragraphs:
         for check in checks:
             check(paragraph, report)
+    unsaid = wording.proposal_unsaid(style, proposed)
+    if unsaid:
+        unsaid([paragraph for paragraph in paragraphs if str(paragraph.path).endswith(".md")], report)
     written = wording.paragraphs([item for item in lines if item.markdown], "markdown")
     for paragraph in (written + wording.paragraphs([item for item in lines if not item.markdown], "plain")
                       if spanning else ()):

@@ -12,7 +12,9 @@ language's style guide (termbase/data/style/<lang>.yml):
 - `usage_claims` (in a typography rule): on the page of an entry whose preferred name in the
   language is `proposed: true` (no published text attests it), no sentence says what the
   language's writers or practitioners call it ("Danske fagfolk bruger …"): the term base says
-  the site found no such use.
+  the site found no such use;
+- `proposal_said` (in the same rule): such a page says that the site proposes the name, in a
+  sentence the pattern matches ("Este sitio … propone", "Dette site … foreslår").
 
 The rules read a paragraph at a time (a sentence often spans lines in the sources) and report
 the line where the offending words are.
@@ -148,6 +150,26 @@ def usage_claims(style: dict, proposed: set):
             report.add(paragraph.path, paragraph.line_at(match.start()),
                        f'"{match.group()}" claims a use that the term base marks proposed (no attestation)',
                        f"{fix} (style guide: typography)")
+    return check
+
+
+def proposal_unsaid(style: dict, proposed: set):
+    """A checker of the pages in `proposed` (checked here, all their paragraphs given at once)
+    that never say the site proposes the name: `proposal_said`, a regular expression matched
+    case-insensitively on each paragraph. None when the rule has no such pattern."""
+    rule = next((rule for rule in style.get("typography") or []
+                 if isinstance(rule, dict) and rule.get("proposal_said")), None)
+    if not rule or not proposed:
+        return None
+    said = re.compile(str(rule["proposal_said"]), re.I)
+    fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
+
+    def check(paragraphs: list[Paragraph], report) -> None:
+        pages = {paragraph.path for paragraph in paragraphs} & set(proposed)
+        told = {paragraph.path for paragraph in paragraphs if paragraph.path in pages and said.search(paragraph.text)}
+        for path in sorted(pages - told, key=str):
+            report.add(path, 1, "the term base marks this entry's preferred name proposed (no attestation), and "
+                       "the page never says that the site proposes it", f"{fix} (style guide: typography)")
     return check
 
 
