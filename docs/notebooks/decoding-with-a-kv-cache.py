@@ -19,7 +19,7 @@
 # Este cuaderno ejecuta una capa de autoatención causal como lo hace un decodificador: la fase de
 # *prefill* (procesamiento del *prompt*) y, después, pasos de decodificación de un token cada uno, con una caché KV que
 # guarda las claves y los valores calculados hasta el momento. Imprime la caché tras cada paso,
-# dibuja la atención de cada token generado, mide el tiempo de un paso con caché frente a volver a
+# dibuja la atención de cada token generado, compara el tiempo de un paso con caché con el de un paso que vuelve a
 # calcular todo el prefijo y termina con el búfer circular de la atención de ventana deslizante, en
 # el que la caché deja de crecer.
 #
@@ -63,7 +63,7 @@
 # de clave y valor, de modo que la caché guarda una única cabeza por capa. La secuencia tiene ocho
 # posiciones: un *prompt* de cuatro tokens y cuatro tokens generados. En un modelo real, cada token
 # generado se muestrea a partir de la salida y se convierte en embedding antes del paso siguiente;
-# aquí las entradas de las ocho posiciones se generan al azar al principio, lo que no afecta en nada
+# aquí las entradas de las ocho posiciones se sortean todas al principio, lo que no afecta en nada
 # a la atención.
 
 # %% [markdown] lang="da"
@@ -124,7 +124,7 @@ print("cached values (B, G, T, d_k):", tuple(cache.v.shape))
 # %% [markdown] lang="es"
 # ## Decodificación, un token por paso
 #
-# En cada paso se pasa solo el token más reciente. La capa lo proyecta a una consulta, una clave y
+# En cada paso se pasa solo el token más reciente. La capa lo convierte, mediante sus proyecciones, en una consulta, una clave y
 # un valor, añade la clave y el valor a la caché y atiende a todo lo guardado. La caché crece una
 # posición por paso y el token nuevo ve todas las posiciones, de modo que una única consulta no
 # necesita máscara causal. Tampoco debe pasarse `is_causal=True`: SDPA alinea esa máscara con la
@@ -169,7 +169,7 @@ assert same
 #
 # La celda dibuja los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones
 # (columnas), con un mapa de calor por cabeza, y los calcula de nuevo a partir de la proyección de
-# consulta de la capa y de las claves guardadas. El token 5 reparte su peso entre las posiciones 1 a
+# consulta de la capa y de las claves guardadas. El token 5 reparte su peso entre las posiciones de la 1 a
 # 5, y el 8, entre las ocho; las celdas a la derecha de la posición de cada token valen 0, porque
 # esas claves aún no existían cuando se decodificó ese token. La comprobación multiplica estos pesos
 # por los valores guardados y recupera las salidas de los pasos de decodificación.
@@ -184,7 +184,7 @@ assert same
 # blev afkodet. Kontrollen ganger vægtene med de gemte værdier og får afkodningstrinnenes output
 # tilbage.
 
-# %% alt={"en": "Two heatmaps, one per head, of the attention weights of generated tokens 5 to 8 (rows) over positions 1 to 8 (columns): a staircase in which token 5 uses positions 1 to 5 and each later token one position more, and every cell right of a token's own position is 0.", "es": "Dos mapas de calor, uno por cabeza, con los pesos de atención de los tokens generados del 5 al 8 (filas) sobre las posiciones de la 1 a la 8 (columnas): una escalera en la que el token 5 usa las posiciones de la 1 a la 5 y cada token posterior, una posición más, y todas las celdas a la derecha de la posición de cada token valen 0.", "da": "To heatmaps, ét pr. hoved, med attention-vægtene for de genererede tokens 5 til 8 (rækker) over position 1 til 8 (søjler): en trappe, hvor token 5 bruger position 1 til 5 og hvert senere token én position mere, og alle celler til højre for et tokens egen position er 0."}
+# %% alt={"en": "Two heatmaps, one per head, of the attention weights of generated tokens 5 to 8 (rows) over positions 1 to 8 (columns): a staircase in which token 5 uses positions 1 to 5 and each later token one position more, and every cell right of a token's own position is 0.", "es": "Dos mapas de calor, uno por cabeza, con los pesos de atención de los tokens generados del 5 al 8 (filas) sobre las posiciones de la 1 a la 8 (columnas): una escalera en la que el token 5 usa las posiciones de la 1 a la 5 y cada token posterior, una posición más; todas las celdas a la derecha de la posición de cada token valen 0.", "da": "To heatmaps, ét pr. hoved, med attention-vægtene for de genererede tokens 5 til 8 (rækker) over position 1 til 8 (søjler): en trappe, hvor token 5 bruger position 1 til 5 og hvert senere token én position mere, og alle celler til højre for et tokens egen position er 0."}
 with torch.no_grad():
     b, total, _ = x.shape
     new = x[:, prompt_len:]  # the 4 generated tokens, (B, 4, d_model)
@@ -217,17 +217,17 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # every append. {{ claim:tensor-cat-copies }}
 
 # %% [markdown] lang="es"
-# ## Con caché o recalculando: el coste de un paso
+# ## Con caché o sin ella: el coste de un paso
 #
 # Sin caché, generar el token de la posición $t$ supone volver a pasar los $t$ tokens por la capa
 # ($L = S = t$). Con la caché, el paso procesa un solo token ($L = 1$), que atiende a las $t$
 # claves guardadas. La celda mide ambos casos para contextos de 16 a 512 tokens, con una capa más ancha y
 # un solo hilo de CPU, y se queda con la más rápida de unas pocas ejecuciones. Las cifras dependen
 # de la máquina y cambian de una ejecución a otra, por lo que el cuaderno no imprime ninguna; la
-# gráfica muestra cómo evolucionan. El paso recalculado crece con el contexto, porque se vuelve a proyectar
+# gráfica muestra cómo evolucionan. El tiempo del paso que lo recalcula todo crece con el contexto, porque se vuelve a proyectar
 # cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
 # se mantiene casi plano: sus proyecciones procesan un solo token. La caché, cada vez más larga,
-# solo la leen la atención propiamente dicha y la función `torch.cat` de esta caché sencilla, que la
+# solo la leen la atención propiamente dicha y la llamada a `torch.cat` de esta caché sencilla, que la
 # copia entera cada vez que se le añade una posición. {{ claim:tensor-cat-copies }}
 
 # %% [markdown] lang="da"
@@ -319,14 +319,14 @@ plt.show()
 # esas $W$ posiciones, la caché puede ser un búfer de $W$ huecos en el que la posición $t$
 # sobrescribe la posición $t - W$. (Un trozo de $C$ tokens procesado en un solo paso necesita
 # $W - 1 + C$ claves durante ese paso, más de las que caben en el búfer). Las celdas siguientes
-# decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$, con las proyecciones de
-# la misma capa, e imprimen qué posiciones guardan los huecos tras cada paso (contando desde 1).
+# decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$ y las proyecciones de la
+# misma capa, e imprimen qué posición ocupa cada hueco tras cada paso (contando desde 1).
 # Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las posiciones, algo que a
 # la atención no le importa: RoPE ya ha girado cada clave según su posición antes de guardarla en
 # la caché. (Un sesgo que se calcula junto con las puntuaciones, como el de ALiBi o el de T5,
 # tendría que leer en el búfer la posición de cada hueco, no deducirla de su índice). Las salidas
-# decodificadas deben coincidir con la atención de ventana deslizante sobre los ocho tokens a la
-# vez.
+# decodificadas deben coincidir con las de la atención de ventana deslizante aplicada a los ocho
+# tokens a la vez.
 
 # %% [markdown] lang="da"
 # ## Med et glidende vindue: ringbufferen

@@ -34,11 +34,12 @@
 #
 # Under afkodning gemmer et lag med fuld attention nøglerne og værdierne for alle tokens indtil nu.
 # Det er KV-cachen, som vokser lige meget for hvert token i konteksten. Nyere modeller gør den
-# mindre på forskellige måder. Denne notebook tæller med ordlistens egen kode og målene fra fire
-# modellers offentliggjorte konfigurationer, hvor mange bytes hvert lag gemmer pr. token, og hvordan
-# det samlede tal vokser med konteksten. De fire er en tæt model med grouped-query attention,
-# multi-head latent attention, en blanding af sliding-window-lag og globale lag og en hybrid af lag
-# med linear attention og lag med fuld attention. Derefter tegner den attention-kortene for et hoved
+# mindre på forskellige måder. Med ordlistens egen kode og dimensionerne fra fire modellers
+# offentliggjorte konfigurationer tæller denne notebook, hvor mange bytes hvert lag gemmer pr.
+# token, og hvordan det samlede tal vokser med konteksten. De fire designs er en tæt model med
+# grouped-query attention, multi-head latent attention, en blanding af sliding-window-lag og globale
+# lag samt en hybrid af lag med linear attention og lag med fuld attention. Derefter tegner den
+# attention-kortene for et hoved
 # med en gate og et hoved uden gate i et lille, konstrueret eksempel for at vise, hvad en gate
 # ændrer ved en attention sink.
 #
@@ -139,12 +140,12 @@
 # | Gemma 3 27B | 52 lokale, 10 globale | pr. token 16 KV-hoveder med bredden 128; et lokalt lag gemmer kun de seneste 1.024 tokens |
 # | Qwen3-Next | 36 Gated DeltaNet, 12 med fuld attention | lag med fuld attention: pr. token 2 KV-hoveder med bredden 256; Gated DeltaNet-lag: en tilstand af fast størrelse |
 #
-# Gemma 3 gentager fem lokale lag med et vindue på 1.024 og ét globalt lag, så 10 af de 62 lag er
+# Gemma 3 gentager fem lokale lag med et vindue på 1.024 tokens og ét globalt lag, så 10 af de 62 lag er
 # globale. I Qwen3-Next (standardværdierne i Transformers' `Qwen3NextConfig`, målene fra
 # Qwen3-Next-80B-A3B) er hvert fjerde lag et lag med fuld attention. Hvert af de øvrige lag gemmer
 # en rekurrent tilstand på $32 \times 128 \times 128$ tal i float32 og en foldningstilstand på
 # $8192 \times 4$ tal, uanset længden. Det første diagram viser cachen for én sekvens lag for lag
-# ved 32.768 tokens, det andet hele cachen, mens konteksten vokser. Modellerne har ikke lige mange
+# ved 32.768 tokens, det andet hele cachen som funktion af kontekstens længde. Modellerne har ikke lige mange
 # parametre: Llama 3 8B har 8 milliarder, Gemma 3 27B 27 milliarder, DeepSeek-V3 671 milliarder,
 # hvoraf 37 milliarder er aktive pr. token, og Qwen3-Next-80B-A3B 80 milliarder, hvoraf 3 milliarder
 # er aktive. Sammenligningen viser derfor, hvordan hvert design cacher, ikke hvilken model der er
@@ -271,11 +272,13 @@ plt.show()
 # ## Attention-kort med og uden gate
 #
 # Lagene med fuld attention i Qwen3-Next er [gated attention](../../glossary/gated-attention/):
-# outputtet fra hvert hoved ganges, før outputprojektionen, med en sigmoid-gate, der beregnes ud fra
-# tokenet. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen bygger et
+# outputtet fra hvert hoved ganges med en sigmoid-gate, der beregnes ud fra tokenet, før det når
+# outputprojektionen. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen
+# bygger et
 # `GatedAttention`-lag med tilfældige parametre og to hoveder med bredden 8, anvender det på seks
 # tokens og beregner attention-vægtene med lagets egne projektioner (`split_query_gate` tager
-# forespørgslerne ud af `q_proj`). Den kontrollerer, at attention-vægtene og hovedernes gates giver
+# forespørgslerne ud af outputtet fra `q_proj`). Den kontrollerer, at attention-vægtene og
+# hovedernes gates giver
 # lagets output, og tegner attention-vægtene. De samme forespørgsler og nøgler uden gate giver det
 # samme kort. Med tilfældige parametre er der ingen attention sink: det første token får i
 # gennemsnit omkring 0,3 af vægten i hver senere række, tæt på de 0,29, en ligefordeling over de
@@ -357,20 +360,22 @@ plot_heads(random_weights, tokens, tokens)
 # ## At sige "her er intet"
 #
 # En række softmax-vægte summerer altid til 1, så et hoved, der ikke har noget at bidrage med for et
-# token, skal lægge sin vægt et sted og returnerer alligevel noget. Et hoved uden gate returnerer
-# som regel næsten ingenting ved at lægge vægten på en nøgle, hvis værdi er tæt på nul (værdierne,
+# token, skal lægge sin vægt et sted og returnerer alligevel noget. Skal et hoved uden gate
+# returnere næsten ingenting, sker det som regel ved, at det lægger vægten på en nøgle, hvis værdi
+# er tæt på nul (værdierne,
 # det ser på, kunne også ophæve hinanden eller alle være små). Cellen bygger sådan et hoved manuelt
 # (hoved 1): det første tokens nøgle peger i en retning, som alle forespørgsler har til fælles, og
 # værdien for dette token er nul. Kortet har en lys søjle ved det første token, sink-tokenet, med
 # 0,95 til 1,0 af vægten i hver senere række, og outputtet er kun omkring 1/60 så stort som
-# outputtet fra det samme hoved med de tilfældige parametre. Et hoved med gate har en anden udvej
-# (her hoved 2, som er hoved 1 fra det tilfældige lag ovenfor): de samme parametre, ingen attention
-# sink og en gate, der manuelt er sat tæt på nul, $\sigma(-6) \approx 0{,}0025$, mens lagets gates i
-# gennemsnit lå omkring 0,5. Det gør outputtet endnu mindre.
+# outputtet fra det samme hoved med de tilfældige parametre. Et hoved med gate har en anden udvej:
+# det kan lukke gaten. Her er det hoved 2, som er hoved 1 fra det tilfældige lag ovenfor, med de
+# samme parametre og ingen attention sink, men med en gate, der manuelt er sat tæt på nul,
+# $\sigma(-6) \approx 0{,}0025$, mens lagets gates i gennemsnit lå omkring 0,5. Den lukkede gate gør
+# outputtet endnu mindre.
 #
 # Begge hoveder er lavet manuelt her; ingen træning har frembragt dem. I trænede modeller fandt Xiao
 # et al. (2023), at de første tokens trækker en stor del af attention til sig, og Qiu et al. (2025)
-# skriver, at en sigmoid-gate pr. hoved efter SDPA afhjælper denne attention sink.
+# skriver, at en sigmoid-gate pr. hoved efter SDPA dæmper denne attention sink.
 
 # %% alt={"en": "Two heatmaps of attention weights over six tokens, the first of them <bos>. Head 1, made by hand without a gate: every row puts 0.95 to 1.00 of its weight on <bos>, a bright first column. Head 2, head 1 of the random gated layer above with its gate set by hand to σ(−6): the same weights as there, with no bright column (its largest weight after row 1 is 0.62, on \"cat\" in row 3).", "es": "Dos mapas de calor de pesos de atención sobre seis tokens, el primero de ellos <bos>. La cabeza 1, hecha a mano y sin puerta: cada fila pone entre 0,95 y 1,00 de su peso en <bos>, una primera columna brillante. La cabeza 2, la cabeza 1 de la capa aleatoria con puertas de antes, con su puerta fijada a mano en σ(−6): los mismos pesos que allí, sin ninguna columna brillante (su mayor peso después de la fila 1 es 0,62, en «cat» en la fila 3).", "da": "To heatmaps med attention-vægte for seks tokens, hvoraf det første er <bos>. Hoved 1, lavet manuelt uden gate: hver række lægger 0,95 til 1,00 af vægten på <bos>, en lys første søjle. Hoved 2, hoved 1 fra det tilfældige gated-attention-lag ovenfor med gaten manuelt sat til σ(−6): de samme vægte som dér og ingen lys søjle (den største vægt efter række 1 er 0,62, på \"cat\" i række 3)."}
 u = torch.nn.functional.normalize(torch.randn(8), dim=0)  # shared direction
