@@ -113,10 +113,11 @@ class MultiHeadLatentAttention(nn.Module):
         q_lat = torch.einsum("bhld,hdc->bhlc", q_c, w_uk) * scale
         q_r = self.rope_queries(x, positions) * scale  # (B, h, L, d_r)
         # The cache has no head axis, and einsum multiplies all h * L
-        # queries by it at once: no per-head key is ever formed. (An SDPA
-        # call would need k.expand(-1, h, -1, -1); with d_v != d_k the CPU
-        # runs SDPA's math backend, which scales that expanded key into a
-        # new (B, h, d_c + d_r, S) tensor.)
+        # queries by it at once: no per-head key is ever formed. (One SDPA
+        # call can do the same with the heads folded into the queries,
+        # (B, 1, h * L, d) against one key head; k.expand(-1, h, -1, -1)
+        # instead makes the CPU's math backend, taken when d_v != d_k,
+        # scale that expanded key into a new (B, h, d_c + d_r, S) tensor.)
         scores = (torch.einsum("bhlc,bsc->bhls", q_lat, c_kv)
                   + torch.einsum("bhlr,bsr->bhls", q_r, k_r))  # (B, h, L, S)
         if attend is not None:

@@ -113,6 +113,10 @@ def test_qwen3_next_counts():
     assert cache_numbers(hybrid, 0, **shape) == fixed
     first = -(-fixed // (36 * 1024)) + (fixed % (36 * 1024) == 0)  # smallest T with 36 * 1024 T > fixed
     assert first == 545  # counted in numbers
+    dense = ["full_attention"] * 48  # the lines cross at 544: equal there, the hybrid smaller after
+    assert fixed == 544 * 36 * 1024
+    assert cache_numbers(hybrid, 544, **shape) == cache_numbers(dense, 544, **shape)
+    assert cache_numbers(hybrid, 545, **shape) < cache_numbers(dense, 545, **shape)
 
 
 def test_qwen3_next_bytes_with_a_float32_recurrent_state():

@@ -175,6 +175,34 @@ def test_absorbed_form_never_copies_the_cache_or_forms_per_head_keys(length):
     sb.assert_close(out, naive)
 
 
+@pytest.mark.parametrize("length", [1, 3])
+def test_absorbed_form_is_one_sdpa_call_with_the_heads_folded_into_the_queries(length):
+    """The absorbed form is multi-query attention: with the h heads folded into the query axis,
+    (B, 1, h * L, d_c + d_r) against the cache as one key head (B, 1, S, d_c + d_r) and the
+    latent as one value head (B, 1, S, d_c), one SDPA call (the mask repeated per head, the
+    naive form's scale) gives what `absorbed` gives (the page's Code section says so)."""
+    h, S, d_h, d_c, d_r = 4, 12, 8, 6, 4
+    mla = make(9, d_model=16, h=h, d_h=d_h, d_c=d_c, d_r=d_r)
+    x = inputs(9, 2, S, 16)
+    pos = torch.arange(S)
+    c_kv, k_r = mla.compress(x, pos)
+    attend = torch.ones(length, S, dtype=torch.bool).tril(S - length)
+    xq, b = x[:, -length:], x.size(0)
+    w_uk = mla.w_uk.weight.view(h, d_h, d_c)
+    w_uv = mla.w_uv.weight.view(h, d_h, d_c)
+    q_c = mla.w_q(xq).view(b, length, h, d_h).transpose(1, 2)
+    q = torch.cat([torch.einsum("bhld,hdc->bhlc", q_c, w_uk), mla.rope_queries(xq, pos[-length:])], dim=-1)
+    q = q.reshape(b, 1, h * length, d_c + d_r)  # the heads folded into the queries
+    k = torch.cat([c_kv, k_r], dim=-1).unsqueeze(1)  # (B, 1, S, d_c + d_r): the cache itself
+    v = c_kv.unsqueeze(1)  # (B, 1, S, d_c)
+    with torch.no_grad():
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=attend.repeat(h, 1), scale=(d_h + d_r) ** -0.5)
+        heads = torch.einsum("bhlc,hdc->bhld", out.view(b, h, length, d_c), w_uv)
+        folded = mla.w_o(heads.transpose(1, 2).reshape(b, length, -1))
+        sb.assert_close(folded, mla.absorbed(xq, c_kv, k_r, pos[-length:], attend=attend))
+
+
 def test_absorbed_form_gives_zeros_to_a_query_with_no_key_like_sdpa():
     mla = make(9)
     x = inputs(9, 1, 4, 24)
