@@ -24,7 +24,9 @@ from torch import nn
 def attention_weights(q, k, *, attend=None):
     """softmax(q k^T / sqrt(d_k)): (..., L, d_k), (..., S, d_k) -> (..., L, S).
 
-    Row i says how much query i takes from each key; each row sums to 1.
+    Row i says how much query i takes from each key; each row sums to 1,
+    but the row of a query with no key to attend to is all zeros, as in
+    F.scaled_dot_product_attention (nn.MultiheadAttention gives NaN there).
     attend: optional boolean mask, True = may attend.
     """
     if attend is not None and attend.dtype != torch.bool:
@@ -34,7 +36,10 @@ def attention_weights(q, k, *, attend=None):
     scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)
     if attend is not None:
         scores = scores.masked_fill(~attend, torch.finfo(scores.dtype).min)
-    return torch.softmax(scores, dim=-1)
+    weights = torch.softmax(scores, dim=-1)
+    if attend is not None:  # no key left: zeros, not 1/S on masked keys
+        weights = weights.masked_fill(~attend.any(-1, keepdim=True), 0.0)
+    return weights
 
 
 def multi_head_attention_weights(mha, query, key, *, attend=None,

@@ -21,11 +21,22 @@ BLOCKS = {
 import torch
 
 
+def at_least_float32(*xs):
+    """The inputs in float32 or wider. The state sums over the whole
+    sequence, which drifts in bfloat16, and on the CPU solve_triangular has
+    no float16 or bfloat16 kernel: both functions work at this precision
+    and return outputs in the input's dtype, the state in float32."""
+    work = torch.promote_types(xs[0].dtype, torch.float32)
+    return [x.to(work) for x in xs]
+
+
 def delta_rule_recurrent(q, k, v, beta, g):
     """Token by token. q, k: (B, h, T, d_k), v: (B, h, T, d_v),
     beta: (B, h, T) in (0, 1], g: log-decay <= 0, (B, h, T, 1) for one
     decay per head (Gated DeltaNet), (B, h, T, d_k) per key channel (Kimi),
     zeros for none (DeltaNet). -> o: (B, h, T, d_v), final state S."""
+    dtype = v.dtype
+    q, k, v, beta, g = at_least_float32(q, k, v, beta, g)
     B, h, T, d_k = k.shape
     S = k.new_zeros(B, h, d_k, v.size(-1))  # the state: (B, h, d_k, d_v)
     out = []
@@ -36,13 +47,15 @@ def delta_rule_recurrent(q, k, v, beta, g):
         new = beta[:, :, t, None] * (v_t - old)  # the correction
         S = S + k_t.unsqueeze(-1) * new.unsqueeze(-2)  # + k_t^T new
         out.append((q[:, :, t].unsqueeze(-1) * S).sum(-2))  # q_t S_t
-    return torch.stack(out, dim=2), S
+    return torch.stack(out, dim=2).to(dtype), S
 
 
 def delta_rule_chunked(q, k, v, beta, g, chunk):
     """The same, `chunk` tokens at a time (the last chunk may be shorter):
     inside a chunk every token at once, with one triangular solve; the
     state is carried from chunk to chunk."""
+    dtype = v.dtype
+    q, k, v, beta, g = at_least_float32(q, k, v, beta, g)
     B, h, T, d_k = k.shape
     g = g.expand(B, h, T, d_k)
     S = k.new_zeros(B, h, d_k, v.size(-1))
@@ -69,7 +82,7 @@ def delta_rule_chunked(q, k, v, beta, g, chunk):
         last = G[:, :, -1:]  # the decay over the whole chunk
         S = last.exp().transpose(-2, -1) * S + (
             kc * (last - G).exp()).transpose(-2, -1) @ U
-    return torch.cat(out, dim=2), S
+    return torch.cat(out, dim=2).to(dtype), S
 # --8<-- [end:code]
 
 

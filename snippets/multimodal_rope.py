@@ -92,7 +92,8 @@ def apply_mrope(x, position_ids, mrope_section, *, interleaved,
 def mrope_position_ids(segments, spatial_merge_size=2):
     """Position ids (3, T) of a sequence of segments, as get_rope_index
     builds them: ("text", n) for n text tokens, ("vision", (t, h, w)) for
-    an image (t = 1) or a video of t frames, in patches of the encoder.
+    an image (t = 1) or a video of t temporal patches (temporal_patch_size
+    frames each), h x w patches of the encoder.
 
     Text tokens get t = h = w, counting on from the largest position so
     far. A vision segment of grid (t, h / m, w / m) tokens (m the spatial

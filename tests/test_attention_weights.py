@@ -113,3 +113,16 @@ def test_masks_are_keyword_only_and_boolean():
     mha = MultiHeadAttention(4, 2)
     with pytest.raises(TypeError):
         multi_head_attention_weights(mha, q, q, None, False)
+
+
+def test_a_query_with_no_key_to_attend_to_gets_zeros_like_sdpa():
+    """With V the identity, SDPA's output is its weights: the snippet's weights equal them, the
+    row of a fully masked query included (zeros there, not 1/S on keys it may not see)."""
+    gen = torch.Generator().manual_seed(4)
+    q, k = torch.randn(2, 4, 8, generator=gen, dtype=torch.float64), torch.randn(2, 5, 8, generator=gen, dtype=torch.float64)
+    attend = torch.ones(4, 5, dtype=torch.bool).tril(1)
+    attend[2] = False  # query 2 may see no key
+    weights = attention_weights(q, k, attend=attend)
+    assert (weights[:, 2] == 0).all()
+    eye = torch.eye(5, dtype=torch.float64).expand(2, 5, 5)
+    torch.testing.assert_close(weights, torch.nn.functional.scaled_dot_product_attention(q, k, eye, attn_mask=attend))

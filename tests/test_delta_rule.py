@@ -131,3 +131,24 @@ def test_float32_chunked_is_close_to_float64():
     expected, _ = delta_rule_recurrent(q, k, v, beta, g)
     low, _ = delta_rule_chunked(*(t.float() for t in (q, k, v, beta, g)), 8)
     sb.assert_close(low, expected.float())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_inputs_are_computed_in_float32(dtype):
+    """Half-precision inputs: both functions run (the chunked one needs solve_triangular, which
+    has no half kernel on the CPU), return the input's dtype, and over 256 tokens stay within one
+    rounding to that dtype of the float64 result on the same inputs; the state is float32."""
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(5)
+    B, h, T, d_k, d_v = 1, 2, 256, 16, 8
+    q, k = F.normalize(torch.randn(2, B, h, T, d_k, generator=gen, dtype=torch.float64), dim=-1).unbind(0)
+    v = torch.randn(B, h, T, d_v, generator=gen, dtype=torch.float64)
+    beta = torch.rand(B, h, T, generator=gen, dtype=torch.float64)
+    g = -0.05 * torch.rand(B, h, T, 1, generator=gen, dtype=torch.float64)
+    half = [x.to(dtype) for x in (q, k, v, beta, g)]
+    exact, _ = delta_rule_recurrent(*[x.double() for x in half])  # the same inputs, in float64
+    eps = torch.finfo(dtype).eps
+    for o, S in (delta_rule_recurrent(*half), delta_rule_chunked(*half, chunk=64)):
+        assert o.dtype == dtype and S.dtype == torch.float32
+        torch.testing.assert_close(o.double(), exact, rtol=eps, atol=eps * exact.abs().max().item())

@@ -235,3 +235,17 @@ def test_the_blockmask_documentation_says_full_blocks_skip_mask_mod():
     doc = " ".join(BlockMask.__doc__.split())
     assert "(full_kv_num_blocks, full_kv_indices)" in doc
     assert "we can skip applying mask_mod to these blocks" in doc
+
+
+@claim("flex-mask-mod-no-python-if")
+def test_a_mask_mod_with_a_python_if_on_the_indices_is_refused():
+    """The indices reach a mask_mod as tensors under vmap: a Python `if` on them raises, where the
+    same rule written with tensor operators builds the mask."""
+    def with_if(b, h, q_idx, kv_idx):
+        if q_idx >= kv_idx:
+            return True
+        return False
+
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        create_block_mask(with_if, None, None, T, T, device="cpu", BLOCK_SIZE=8)
+    assert create_block_mask(causal, None, None, T, T, device="cpu", BLOCK_SIZE=8) is not None

@@ -44,3 +44,15 @@ def test_view_reinterprets_the_same_memory():
     assert heads.data_ptr() == x.data_ptr()
     heads[0, 0, 0, 0] = -1.0
     assert x[0, 0, 0] == -1.0
+
+
+@claim("solve-triangular-no-half-cpu")
+def test_solve_triangular_has_no_half_precision_kernel_on_the_cpu():
+    """torch.linalg.solve_triangular raises NotImplementedError for float16 and bfloat16 on the
+    CPU, and runs in float32."""
+    a = torch.eye(3) + torch.ones(3, 3).tril(-1)
+    b = torch.ones(3, 2)
+    for dtype in (torch.float16, torch.bfloat16):
+        with pytest.raises(NotImplementedError):
+            torch.linalg.solve_triangular(a.to(dtype), b.to(dtype), upper=False)
+    assert torch.linalg.solve_triangular(a, b, upper=False).dtype == torch.float32
