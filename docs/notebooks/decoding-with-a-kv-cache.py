@@ -63,8 +63,8 @@
 # de clave y valor, de modo que la caché guarda una única cabeza por capa. La secuencia tiene ocho
 # posiciones: un *prompt* de cuatro tokens y cuatro tokens generados. En un modelo real, cada token
 # generado se muestrea a partir de la salida y se convierte en embedding antes del paso siguiente;
-# aquí las entradas de las ocho posiciones se sortean todas al principio, lo que no afecta en nada
-# a la atención.
+# aquí las entradas de las ocho posiciones se generan todas al azar al principio, lo que no afecta
+# en nada a la atención.
 
 # %% [markdown] lang="da"
 # ## Laget og prompten

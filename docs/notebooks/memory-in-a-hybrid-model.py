@@ -272,8 +272,8 @@ plt.show()
 # ## Attention-kort med og uden gate
 #
 # Lagene med fuld attention i Qwen3-Next er [gated attention](../../glossary/gated-attention/):
-# outputtet fra hvert hoved ganges med en sigmoid-gate, der beregnes ud fra tokenet, før det når
-# outputprojektionen. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen
+# outputtet fra hvert hoved ganges, inden det når outputprojektionen, med en sigmoid-gate, der
+# beregnes ud fra tokenet. Gaten virker efter softmax, så den ændrer ikke attention-vægtene. Cellen
 # bygger et
 # `GatedAttention`-lag med tilfældige parametre og to hoveder med bredden 8, anvender det på seks
 # tokens og beregner attention-vægtene med lagets egne projektioner (`split_query_gate` tager
