@@ -141,10 +141,13 @@ CODE = {
 ORIGIN = {
     "en": "The name was made up for the benchmarks of this site, which generate the entry to measure "
           "how the build grows with the number of pages.",
+    # The Spanish and Danish names are `proposed: true`: the page says that the site proposes them.
     "es": "El nombre se inventó para las mediciones de este sitio, que generan la entrada para medir "
-          "cómo crece el tiempo de construcción con el número de páginas.",
+          "cómo crece el tiempo de construcción con el número de páginas. Este sitio no ha encontrado "
+          "una traducción asentada en textos publicados y propone la que usa.",
     "da": "Navnet er opfundet til målingerne af sitet, som genererer opslaget for at måle, hvordan "
-          "tiden for at bygge vokser med antallet af sider.",
+          "tiden for at bygge vokser med antallet af sider. Dette site har ikke fundet et dansk navn i "
+          "offentliggjorte tekster og foreslår det, siden bruger.",
 }
 SHORT = {
     "en": "A made-up attention variant, number {i}, generated to measure how the build of the site "

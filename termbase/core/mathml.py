@@ -59,15 +59,22 @@ def _escaped(tex: str, i: int) -> bool:
     return slashes % 2 == 1
 
 
+def fault_line(tex: str, at: int) -> int:
+    """The line of `tex` (1 = its first, not counting the line breaks it starts with, as the
+    build's display formulas do) that holds the character at `at`."""
+    return tex[:at].lstrip("\n").count("\n") + 1
+
+
 def _where(tex: str, at: int) -> str:
     """The character at `at` named by what comes before it on its line (`the '}' after
     `x_{i}``), and by that line's number when the formula has more than one."""
     lines = tex[:at].split("\n")
-    before = lines[-1].rstrip()
-    line = f" on line {len(lines)} of the formula" if "\n" in tex else ""
+    before = lines[-1].strip()
+    number = fault_line(tex, at)
+    line = f" on line {number} of the formula" if "\n" in tex.strip("\n") else ""
     if not before:
-        return f"the '{tex[at]}' at the start of the formula" if len(lines) == 1 else \
-            f"the '{tex[at]}' at the start of line {len(lines)} of the formula"
+        return f"the '{tex[at]}' at the start of the formula" if not line else \
+            f"the '{tex[at]}' at the start of line {number} of the formula"
     shown = before if len(before) <= 16 else "..." + before[-16:]
     return f"the '{tex[at]}' after `{shown}`{line}"
 
@@ -98,11 +105,16 @@ def convert_tex(tex: str, display: str = "inline") -> str:
 
 def problem(tex: str) -> str | None:
     """Why `tex` cannot be rendered, with the character at fault where there is one, or None."""
+    return located(tex)[0]
+
+
+def located(tex: str) -> tuple[str | None, int]:
+    """`problem(tex)`, and the line of `tex` the fault is on (1 where it names no place)."""
     try:
         convert_tex(tex)
     except FormulaError as exc:
-        return explain(exc, tex)
-    return None
+        return explain(exc, tex), (1 if exc.at is None else fault_line(tex, exc.at))
+    return None, 1
 
 
 def explain(exc: FormulaError, tex: str) -> str:

@@ -42,3 +42,27 @@ def test_the_build_says_what_the_check_says():
 def test_a_brace_after_a_line_break_opens_a_group():
     """`\\\\{}` is a line break and an empty group, which renders."""
     assert mathml.problem("\\begin{aligned} x &= 1 \\\\{}&= 2 \\end{aligned}") is None
+
+
+def test_the_check_names_the_line_of_the_brace_and_the_build_the_same_line_of_the_formula():
+    """A display formula on a page: the check reports the source line holding the brace at
+    fault, and the build, which sees the formula with the line break after `$$`, names the same
+    line of the formula as the check's message does."""
+    from mkdocs.exceptions import PluginError
+
+    from termbase.core import check
+    from termbase.core.check.pages import PageText, _check_page
+    from termbase.core.model import TermBase
+    from termbase.site.mathml import to_mathml
+    from tests.site.sitetools import PROJECT
+
+    path = PROJECT.docs / "glossary" / "softmax.en.md"
+    text = "# Softmax\n\nText.\n\n$$\na = b\n\\sqrt{x} + y}\n$$\n"
+    report = check.Report(PROJECT)
+    _check_page(TermBase(PROJECT), PageText(path, "glossary/softmax.md", "en", text), {"glossary/softmax.md"}, report)
+    said = [str(p) for p in report if "does not parse" in str(p)]
+    assert said == ["docs/glossary/softmax.en.md:7: a formula does not parse: a '}' closes no '{': the '}' after "
+                    "`\\sqrt{x} + y` on line 2 of the formula - fix the LaTeX"], said
+    with pytest.raises(PluginError) as raised:
+        to_mathml('<div class="arithmatex">\\[\na = b\n\\sqrt{x} + y}\n\\]</div>', "glossary/softmax.md")
+    assert "the '}' after `\\sqrt{x} + y` on line 2 of the formula" in str(raised.value)

@@ -73,7 +73,8 @@ def test_a_page_formula_is_checked_with_its_languages_decimal_sign():
         "a thin space nor this page's decimal sign - write 1024 (a whole number) or 1{,}024 (a decimal)",
         "docs/glossary/softmax.da.md:3: a formula writes the number 0.1: the decimal sign of this page is a comma, "
         "written {,} - write 0{,}1",
-        "docs/glossary/softmax.da.md:5: a formula writes the number 65504: the digits are grouped in threes with a "
+        # a display formula's problems name its first line of LaTeX, after the $$ line
+        "docs/glossary/softmax.da.md:6: a formula writes the number 65504: the digits are grouped in threes with a "
         "thin space, \\,, from five digits on - write 65\\,504"], found
 
 

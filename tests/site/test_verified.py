@@ -12,6 +12,12 @@ from termbase.site.pages import Pages
 from tests.site.sitetools import PROJECT, ROOT, demo_line, mkdocs_build
 
 
+def line_of(code: str) -> int:
+    """The line of snippets/softmax.py that holds `code` (where a broken demo raises)."""
+    lines = (ROOT / "snippets" / "softmax.py").read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(lines, 1) if code in line)
+
+
 def break_demo(project, old, new):
     module = project / "snippets" / "softmax.py"
     text = module.read_text(encoding="utf-8")
@@ -25,7 +31,8 @@ def break_demo(project, old, new):
      "line 4: expected 'rows sum to 1: True', printed 'rows sum to 1: False' - fix the code or "
      f"tests/test_softmax.py:{demo_line()} (EXPECTED_OUTPUT['demo'])"),
     ("ones = torch.ones(2)\n", "ones = torch.ones(3) @ torch.ones(2)\n",
-     "snippets/softmax.py:demo (line 39): block 'demo' of snippets/softmax.py raised: RuntimeError"),
+     f"snippets/softmax.py:demo (line {line_of('ones = torch.ones(2)')}): block 'demo' of snippets/softmax.py "
+     "raised: RuntimeError"),
 ], ids=["prints False", "raises"])
 def test_a_block_that_does_not_do_what_its_test_declares_never_reaches_the_site(mini_project, tmp_path, old, new,
                                                                                expected):

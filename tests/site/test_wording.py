@@ -158,10 +158,10 @@ def test_the_proposed_pages_follow_the_records():
     assert all(path.name.endswith(".da.md") for path in da)
 
 
-def unsaid(lang, proposed, *texts):
+def unsaid(lang, proposed, *texts, lines=None):
     report = Report()
     paragraphs = wording.paragraphs([Line(number, text) for number, text in enumerate(texts, 1)])
-    wording.proposal_unsaid(BASE.style(lang), proposed)(paragraphs, report)
+    wording.proposal_unsaid(BASE.style(lang), proposed)(paragraphs, report, lines)
     return [(line, what.split(",")[0]) for line, what, _ in report.problems]
 
 
@@ -173,12 +173,27 @@ def unsaid(lang, proposed, *texts):
     ("da", ["Navnet er kort.", "", "Det engelske navn bruges."], True),
     ("da", ["Dette site har ikke fundet et dansk navn i offentliggjorte tekster", "og skriver det engelske."], False),
     ("da", ["Dette site foreslår \"attention-hoved\"."], False),
-    # Each part of the sentence in its own paragraph says nothing.
+    # Each part of the sentence in its own paragraph, or in its own sentence, says nothing.
     ("da", ["Dette site.", "", "Det foreslår intet."], True),
+    ("es", ["¿Qué usa este sitio? Nadie propone nada."], True),
+    # A negation says the opposite.
+    ("es", ["Este sitio no propone ningún nombre."], True),
+    ("da", ["Dette site foreslår ikke noget dansk navn."], True),
+    # The status words and the Spanish order with the verb first say it too.
+    ("es", ["Es la forma que propone este sitio."], False),
+    ("es", ["El nombre, propuesto por este sitio, sigue al inglés."], False),
+    ("da", ["Navnet er foreslået af dette site."], False),
 ])
 def test_a_proposed_page_says_the_site_proposes_the_name(lang, texts, flagged):
     assert unsaid(lang, {"page.md"}, *texts) == ([(1, "the term base marks this entry's preferred name proposed "
                                                        "(no attestation)")] if flagged else [])
+
+
+def test_the_page_is_reported_at_the_line_given_for_it():
+    """The check gives each page the line of its Origin heading (wording.line_of)."""
+    assert unsaid("es", {"page.md"}, "Bahdanau lo llamó así.", lines={"page.md": 7})[0][0] == 7
+    assert wording.line_of("{{ summary }}\n\n## Origen\n\nTexto.\n", "## Origen") == 3
+    assert wording.line_of("Sin encabezado.\n", "## Origen") == 1
 
 
 def test_a_page_whose_name_is_attested_need_not_say_it():

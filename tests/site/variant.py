@@ -64,9 +64,14 @@ def fill_scaffold(project: Path) -> None:
     # A sentence in each page's language for every placeholder line (the checker spells them).
     sentences = {"en": "Key padding hides the padded keys.", "es": "El relleno de claves oculta las claves vacías.",
                  "da": "Padding på nøglesiden skjuler de tomme nøgler."}
+    # The origin says that the site proposes the Spanish and Danish names (`proposed: true`).
+    origins = {"es": "Este sitio no ha encontrado una traducción asentada en textos publicados y propone "
+                     "«relleno de claves».",
+               "da": "Dette site har ikke fundet et dansk navn i offentliggjorte tekster og foreslår nøgle-padding."}
     for lang, sentence in sentences.items():
         path = project / f"docs/glossary/{SCAFFOLDED}.{lang}.md"
         lines = [(f"1. **{sentence}**" if line.startswith("1. ") else f"   *{sentence}*" if line.startswith("   *")
+                  else origins[lang] if lang in origins and "who introduced" in line
                   else sentence) if "TODO(termbase)" in line else line
                  for line in path.read_text(encoding="utf-8").splitlines()]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

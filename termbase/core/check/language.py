@@ -212,7 +212,11 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True, store=N
                 _linked_names(base, item, lang, report)
             if item.source:
                 _formulas(item, decimal, report)
-        _wording(style, spanning, lines, report, _proposed_pages(base, lang))
+        # A page still holding placeholders is reported as such; it says what it proposes later.
+        scaffolded = {page.path for page in pages.values() if PLACEHOLDER.search(page.text)}
+        origin = f"## {base.t('origin', lang, 'sections')}"  # where a page says where its name comes from
+        _wording(style, spanning, lines, report, _proposed_pages(base, lang) - scaffolded,
+                 {page.path: wording.line_of(page.text, origin) for page in pages.values()})
         if spell and style.get("dictionary"):
             _spelling(base, lang, style["dictionary"], lines, report)
 
@@ -278,7 +282,8 @@ def _proposed_pages(base: TermBase, lang: str) -> set[Path]:
     return out
 
 
-def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report, proposed: set[Path]) -> None:
+def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report, proposed: set[Path],
+             origins: dict | None = None) -> None:
     """The rules that read whole paragraphs (termbase/core/check/wording.py)."""
     checks = [check for check in (wording.unit_spacing(style), wording.count_forms(style),
                                   wording.article_agreement(style), wording.usage_claims(style, proposed))
@@ -289,7 +294,7 @@ def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report, prop
             check(paragraph, report)
     unsaid = wording.proposal_unsaid(style, proposed)
     if unsaid:
-        unsaid([paragraph for paragraph in paragraphs if str(paragraph.path).endswith(".md")], report)
+        unsaid([paragraph for paragraph in paragraphs if str(paragraph.path).endswith(".md")], report, origins or {})
     written = wording.paragraphs([item for item in lines if item.markdown], "markdown")
     for paragraph in (written + wording.paragraphs([item for item in lines if not item.markdown], "plain")
                       if spanning else ()):

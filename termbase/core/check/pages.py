@@ -159,7 +159,8 @@ def _check_page(base: TermBase, page: PageText, neutral_pages: set[str], report)
             if display_math is None:
                 display_math = (number, [])
             else:
-                _formula(base, page, display_math[0], "\n".join(display_math[1]), report)
+                # its LaTeX starts on the line after the opening $$
+                _formula(base, page, display_math[0] + 1, "\n".join(display_math[1]), report)
                 display_math = None
         elif line.kind == markdown.FORMULA:
             display_math[1].append(text)

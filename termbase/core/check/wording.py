@@ -153,23 +153,32 @@ def usage_claims(style: dict, proposed: set):
     return check
 
 
+def line_of(text: str, heading: str) -> int:
+    """The number of the line of `text` that is `heading`, or 1."""
+    return next((number for number, line in enumerate(text.splitlines(), 1) if line.strip() == heading), 1)
+
+
 def proposal_unsaid(style: dict, proposed: set):
     """A checker of the pages in `proposed` (checked here, all their paragraphs given at once)
-    that never say the site proposes the name: `proposal_said`, a regular expression matched
-    case-insensitively on each paragraph. None when the rule has no such pattern."""
+    that never say the site proposes the name: `proposal_said`, regular expressions (one, or a
+    list) matched case-insensitively on each sentence. It reports a page at the line `lines`
+    gives for it (its Origin heading), else at line 1. None when the rule has no such pattern."""
     rule = next((rule for rule in style.get("typography") or []
                  if isinstance(rule, dict) and rule.get("proposal_said")), None)
     if not rule or not proposed:
         return None
-    said = re.compile(str(rule["proposal_said"]), re.I)
+    patterns = rule["proposal_said"] if isinstance(rule["proposal_said"], list) else [rule["proposal_said"]]
+    said = re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.I)
     fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
 
-    def check(paragraphs: list[Paragraph], report) -> None:
+    def check(paragraphs: list[Paragraph], report, lines: dict | None = None) -> None:
         pages = {paragraph.path for paragraph in paragraphs} & set(proposed)
-        told = {paragraph.path for paragraph in paragraphs if paragraph.path in pages and said.search(paragraph.text)}
+        told = {paragraph.path for paragraph in paragraphs if paragraph.path in pages
+                and any(said.search(sentence) for _, sentence in paragraph.sentences())}
         for path in sorted(pages - told, key=str):
-            report.add(path, 1, "the term base marks this entry's preferred name proposed (no attestation), and "
-                       "the page never says that the site proposes it", f"{fix} (style guide: typography)")
+            report.add(path, (lines or {}).get(path, 1), "the term base marks this entry's preferred name proposed "
+                       "(no attestation), and the page never says that the site proposes it",
+                       f"{fix} (style guide: typography)")
     return check
 
 
