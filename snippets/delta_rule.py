@@ -22,11 +22,14 @@ import torch
 
 
 def at_least_float32(*xs):
-    """The inputs in float32 or wider. The state sums over the whole
-    sequence, which drifts in bfloat16, and on the CPU solve_triangular has
-    no float16 or bfloat16 kernel: both functions work at this precision
-    and return outputs in the input's dtype, the state in float32."""
-    work = torch.promote_types(xs[0].dtype, torch.float32)
+    """The inputs in float32 or wider (the widest of them). The state sums
+    over the whole sequence, which drifts in bfloat16, and on the CPU
+    solve_triangular has no float16 or bfloat16 kernel: both functions work
+    at this precision, and return the output in v's dtype, the state in
+    the working precision."""
+    work = torch.float32
+    for x in xs:
+        work = torch.promote_types(work, x.dtype)
     return [x.to(work) for x in xs]
 
 

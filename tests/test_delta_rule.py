@@ -137,7 +137,8 @@ def test_float32_chunked_is_close_to_float64():
 def test_half_precision_inputs_are_computed_in_float32(dtype):
     """Half-precision inputs: both functions run (the chunked one needs solve_triangular, which
     has no half kernel on the CPU), return the input's dtype, and over 256 tokens stay within one
-    rounding to that dtype of the float64 result on the same inputs; the state is float32."""
+    epsilon of that dtype (relative, and absolute at the output's scale) of the float64 result on
+    the same inputs; the state is float32."""
     import torch.nn.functional as F
 
     gen = torch.Generator().manual_seed(5)

@@ -180,7 +180,7 @@ def test_absorbed_form_is_one_sdpa_call_with_the_heads_folded_into_the_queries(l
     """The absorbed form is multi-query attention: with the h heads folded into the query axis,
     (B, 1, h * L, d_c + d_r) against the cache as one key head (B, 1, S, d_c + d_r) and the
     latent as one value head (B, 1, S, d_c), one SDPA call (the mask repeated per head, the
-    naive form's scale) gives what `absorbed` gives (the page's Code section says so)."""
+    naive form's scale) gives what `absorbed` gives (the page's \"When it is used\" section says so)."""
     h, S, d_h, d_c, d_r = 4, 12, 8, 6, 4
     mla = make(9, d_model=16, h=h, d_h=d_h, d_c=d_c, d_r=d_r)
     x = inputs(9, 2, S, 16)

@@ -239,8 +239,9 @@ def test_the_blockmask_documentation_says_full_blocks_skip_mask_mod():
 
 @claim("flex-mask-mod-no-python-if")
 def test_a_mask_mod_with_a_python_if_on_the_indices_is_refused():
-    """The indices reach a mask_mod as tensors under vmap: a Python `if` on them raises, where the
-    same rule written with tensor operators builds the mask."""
+    """The indices reach a mask_mod (under vmap) and a score_mod (traced by Dynamo, even without
+    torch.compile) as tensors: a Python `if` on them raises, where the same rule written with
+    tensor operators builds the mask."""
     def with_if(b, h, q_idx, kv_idx):
         if q_idx >= kv_idx:
             return True
@@ -249,3 +250,12 @@ def test_a_mask_mod_with_a_python_if_on_the_indices_is_refused():
     with pytest.raises(RuntimeError, match="data-dependent control flow"):
         create_block_mask(with_if, None, None, T, T, device="cpu", BLOCK_SIZE=8)
     assert create_block_mask(causal, None, None, T, T, device="cpu", BLOCK_SIZE=8) is not None
+
+    def score_with_if(score, b, h, q_idx, kv_idx):
+        if q_idx >= kv_idx:
+            return score
+        return score - 1.0
+
+    q = torch.randn(1, 1, T, 8)
+    with pytest.raises(RuntimeError, match="(?i)data-dependent"):
+        flex_attention(q, q, q, score_mod=score_with_if)
