@@ -35,19 +35,24 @@ def linear_attention(q, k, v, *, causal=False, eps=1e-6):
     causal=True: query i uses keys 0..i (needs T == S). eps keeps the
     denominator away from 0 when phi is 0: elu(x) + 1 = (e^x - 1) + 1
     rounds to exactly 0 below about x = -17 in float32 (-37 in float64).
-    The sums run over all keys: use float32 or float64, not float16.
+    The sums run over all keys: half-precision inputs are computed in
+    float32 (in float16 the denominator reaches inf after about a thousand
+    keys, and every output becomes 0) and the result is rounded back.
     """
+    dtype = q.dtype
+    work = torch.promote_types(dtype, torch.float32)
+    q, k, v = q.to(work), k.to(work), v.to(work)
     phi_q, phi_k = feature_map(q), feature_map(k)
     if causal:
         if q.size(-2) != k.size(-2):
             raise ValueError("causal linear attention needs T == S")
         # The training form: the T x T similarities, masked. O(T^2 d).
         sim = (phi_q @ phi_k.transpose(-2, -1)).tril()  # (..., T, T)
-        return (sim @ v) / (sim.sum(dim=-1, keepdim=True) + eps)
+        return ((sim @ v) / (sim.sum(dim=-1, keepdim=True) + eps)).to(dtype)
     # Associativity: phi(Q) (phi(K)^T V), never a T x S matrix. O(T d^2).
     kv = phi_k.transpose(-2, -1) @ v  # (..., d_k, d_v)
     z = phi_k.sum(dim=-2).unsqueeze(-1)  # (..., d_k, 1): the normaliser
-    return (phi_q @ kv) / (phi_q @ z + eps)  # (..., T, d_v)
+    return ((phi_q @ kv) / (phi_q @ z + eps)).to(dtype)  # (..., T, d_v)
 
 
 def linear_attention_recurrent(q, k, v, *, eps=1e-6):
@@ -57,7 +62,11 @@ def linear_attention_recurrent(q, k, v, *, eps=1e-6):
     State: S_t = S_{t-1} + phi(k_t) v_t^T (d_k x d_v), z_t = z_{t-1} +
     phi(k_t); output_t = phi(q_t)^T S_t / (phi(q_t)^T z_t). The state has
     a fixed size: decoding costs O(d_k d_v) per token, whatever t is.
+    Half-precision inputs are computed in float32, as above.
     """
+    dtype = q.dtype
+    work = torch.promote_types(dtype, torch.float32)
+    q, k, v = q.to(work), k.to(work), v.to(work)
     phi_q, phi_k = feature_map(q), feature_map(k)
     state = q.new_zeros(*q.shape[:-2], q.size(-1), v.size(-1))
     z = q.new_zeros(*q.shape[:-2], q.size(-1))
@@ -69,7 +78,7 @@ def linear_attention_recurrent(q, k, v, *, eps=1e-6):
         num = (q_t[..., None, :] @ state).squeeze(-2)  # (..., d_v)
         den = (q_t * z).sum(dim=-1, keepdim=True)  # (..., 1)
         outputs.append(num / (den + eps))
-    return torch.stack(outputs, dim=-2)
+    return torch.stack(outputs, dim=-2).to(dtype)
 # --8<-- [end:code]
 
 

@@ -178,3 +178,22 @@ def test_cost_crossover_is_near_d():
 def test_unknown_form_raises():
     with pytest.raises(ValueError, match="form"):
         multiply_adds(4, 2, 2, form="sparse")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_float16_inputs_past_a_thousand_keys_are_not_zeros(causal):
+    """In float16 the denominator of 2048 keys of width 64 passes 65504 (inf): summed in the input's
+    dtype, whole rows came out as 0. The snippet sums in float32: each output is within float16's
+    rounding of float64's, in the parallel and the recurrent form."""
+    gen = torch.Generator().manual_seed(6)
+    q, k, v = torch.randn(3, 1, 1, 2048, 64, generator=gen).unbind(0)
+    half = [x.half() for x in (q, k, v)]
+    exact = linear_attention(*[x.double() for x in half], causal=causal)
+    out = linear_attention(*half, causal=causal)
+    assert out.dtype == torch.float16 and out.isfinite().all()
+    eps = torch.finfo(torch.float16).eps
+    torch.testing.assert_close(out.double(), exact, rtol=eps, atol=eps * exact.abs().max().item())
+    if causal:
+        ours = linear_attention_recurrent(*[x[..., :1100, :] for x in half])
+        torch.testing.assert_close(ours.double(), exact[..., :1100, :], rtol=eps,
+                                   atol=eps * exact.abs().max().item())
