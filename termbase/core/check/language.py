@@ -177,6 +177,9 @@ def _english_name(lang: str) -> str:
 def check_language(base: TermBase, pages, report, *, spell: bool = True, store=None) -> None:
     """`store`: a check/filecache.Store that keeps each page's prose lines (None: they are
     kept in this process only)."""
+    texts = {page.path: page.text for page in pages.values()}
+    # A page still holding placeholders is reported as such; it says what it proposes later.
+    scaffolded = {path for path, text in texts.items() if PLACEHOLDER.search(text)}
     for lang in base.languages:
         lines = _lines(base, pages, lang, store)
         style = base.style(lang)
@@ -212,11 +215,9 @@ def check_language(base: TermBase, pages, report, *, spell: bool = True, store=N
                 _linked_names(base, item, lang, report)
             if item.source:
                 _formulas(item, decimal, report)
-        # A page still holding placeholders is reported as such; it says what it proposes later.
-        scaffolded = {page.path for page in pages.values() if PLACEHOLDER.search(page.text)}
-        origin = f"## {base.t('origin', lang, 'sections')}"  # where a page says where its name comes from
-        _wording(style, spanning, lines, report, _proposed_pages(base, lang) - scaffolded,
-                 {page.path: wording.line_of(page.text, origin) for page in pages.values()})
+        proposed, origin = _proposed_pages(base, lang) - scaffolded, f"## {base.t('origin', lang, 'sections')}"
+        _wording(style, spanning, lines, report, proposed,
+                 {path: wording.line_of(texts[path], origin) for path in proposed & texts.keys()})
         if spell and style.get("dictionary"):
             _spelling(base, lang, style["dictionary"], lines, report)
 
@@ -294,7 +295,7 @@ def _wording(style: dict, spanning: list[Avoid], lines: list[Line], report, prop
             check(paragraph, report)
     unsaid = wording.proposal_unsaid(style, proposed)
     if unsaid:
-        unsaid([paragraph for paragraph in paragraphs if str(paragraph.path).endswith(".md")], report, origins or {})
+        unsaid(paragraphs, report, origins or {})
     written = wording.paragraphs([item for item in lines if item.markdown], "markdown")
     for paragraph in (written + wording.paragraphs([item for item in lines if not item.markdown], "plain")
                       if spanning else ()):
