@@ -19,8 +19,9 @@
 # Este cuaderno ejecuta una capa de autoatención causal como lo hace un decodificador: la fase de
 # *prefill* (procesamiento del *prompt*) y, después, pasos de decodificación de un token cada uno, con una caché KV que
 # guarda las claves y los valores calculados hasta el momento. Imprime la caché tras cada paso,
-# dibuja la atención de cada token generado, compara el tiempo de un paso con caché con el de un paso que vuelve a
-# calcular todo el prefijo y termina con el búfer circular de la atención de ventana deslizante, en
+# dibuja la atención de cada token generado, compara el tiempo de un paso que usa la caché con el de
+# uno que vuelve a calcular todo el prefijo y termina con el búfer circular de la atención de
+# ventana deslizante, en
 # el que la caché deja de crecer.
 #
 # El código es el del propio sitio, tomado de las entradas del glosario sobre la caché KV y la
@@ -169,8 +170,9 @@ assert same
 #
 # La celda dibuja los pesos de los cuatro tokens generados (filas) sobre las ocho posiciones
 # (columnas), con un mapa de calor por cabeza, y los calcula de nuevo a partir de la proyección de
-# consulta de la capa y de las claves guardadas. El token 5 reparte su peso entre las posiciones de la 1 a
-# 5, y el 8, entre las ocho; las celdas a la derecha de la posición de cada token valen 0, porque
+# consulta de la capa y de las claves guardadas. El token 5 reparte su peso entre las posiciones de
+# la 1 a la 5, y el 8, entre las ocho; las celdas a la derecha de la posición de cada token valen 0,
+# porque
 # esas claves aún no existían cuando se decodificó ese token. La comprobación multiplica estos pesos
 # por los valores guardados y recupera las salidas de los pasos de decodificación.
 
@@ -224,9 +226,10 @@ plot_heads(weights[0], positions[prompt_len:], positions)
 # claves guardadas. La celda mide ambos casos para contextos de 16 a 512 tokens, con una capa más ancha y
 # un solo hilo de CPU, y se queda con la más rápida de unas pocas ejecuciones. Las cifras dependen
 # de la máquina y cambian de una ejecución a otra, por lo que el cuaderno no imprime ninguna; la
-# gráfica muestra cómo evolucionan. El tiempo del paso que lo recalcula todo crece con el contexto, porque se vuelve a proyectar
-# cada token y cada consulta atiende a todas las claves anteriores, mientras que el paso con caché
-# se mantiene casi plano: sus proyecciones procesan un solo token. La caché, cada vez más larga,
+# gráfica muestra cómo evolucionan. El tiempo del paso que lo recalcula todo crece con el contexto,
+# porque se vuelve a proyectar cada token y cada consulta atiende a todas las claves anteriores,
+# mientras que el del paso con caché apenas cambia: sus proyecciones procesan un solo token. La
+# caché, cada vez más larga,
 # solo la leen la atención propiamente dicha y la llamada a `torch.cat` de esta caché sencilla, que la
 # copia entera cada vez que se le añade una posición. {{ claim:tensor-cat-copies }}
 
@@ -320,7 +323,7 @@ plt.show()
 # sobrescribe la posición $t - W$. (Un trozo de $C$ tokens procesado en un solo paso necesita
 # $W - 1 + C$ claves durante ese paso, más de las que caben en el búfer). Las celdas siguientes
 # decodifican los mismos ocho tokens uno a uno con una ventana de $W = 3$ y las proyecciones de la
-# misma capa, e imprimen qué posición ocupa cada hueco tras cada paso (contando desde 1).
+# misma capa, e imprimen qué posición guarda cada hueco tras cada paso (contando desde 1).
 # Cuando el búfer ha dado la vuelta, los huecos ya no siguen el orden de las posiciones, algo que a
 # la atención no le importa: RoPE ya ha girado cada clave según su posición antes de guardarla en
 # la caché. (Un sesgo que se calcula junto con las puntuaciones, como el de ALiBi o el de T5,
