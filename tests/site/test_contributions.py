@@ -40,6 +40,7 @@ def prepend(path, text):
 
 # (what breaks, how to break it, the line the checker must print)
 MADE_WITH_LINE = line_starting("termbase/data/ui.yml", "made_with:")
+QUOTE_RULE_LINE = line_starting("termbase/data/style/es.yml", "pattern: '[.,]»'")
 
 
 BROKEN = {
@@ -85,6 +86,10 @@ BROKEN = {
                  "termbase/data/terms/Multi_Head.yml:1: slug 'Multi_Head' is not lowercase-with-hyphens"),
     "inline python": (lambda p: edit(p / "docs/index.da.md", "\n## Alle opslag", "\n```python\nprint('hej')\n```\n\n## Alle opslag"),
                       "Python written inline in a page - move the code into a module under snippets/"),
+    "style pattern that does not compile": (lambda p: edit(p / "termbase/data/style/es.yml", "pattern: '[.,]»'",
+                                                           "pattern: '[.,»'"),
+                                            f"termbase/data/style/es.yml:{QUOTE_RULE_LINE}:"
+                                            " invalid regular expression '[.,»': unterminated character set at position 0"),
     "not UTF-8": (lambda p: (p / "docs/index.da.md").write_bytes("# Forside på dansk\n".encode("latin-1")),
                   "docs/index.da.md:1: not UTF-8 (invalid continuation byte at byte 11) - save the file as UTF-8"),
     "source without URL": (lambda p: edit(p / "termbase/data/sources.yml", "url: https://arxiv.org/abs/1706.03762", "url: arxiv 1706.03762"),
@@ -232,7 +237,8 @@ def check_copy(project, store) -> list[str]:
 # that hides what other files would report (the check stops, or a record or page goes missing)
 # gets a copy of its own: if a new kind's line does not show in its shared copy, add it here.
 ALONE = {"invalid YAML", "invalid YAML in the sources", "a source id written twice", "missing interface string", "bad slug",
-         "missing translation", "duplicate term", "not UTF-8", "invalid front matter"}
+         "missing translation", "duplicate term", "not UTF-8", "invalid front matter",
+         "style pattern that does not compile"}
 WATCHED = ("mkdocs.yml", "docs", "termbase/data", "snippets", "tests")
 
 

@@ -40,12 +40,13 @@ def run(project: Project, *, spelling: bool = True, store=None) -> Report:
     """Every problem of the project's sources. `spelling=False` skips hunspell (tests of
     other rules; the command, the build and CI always spell-check). `store`: a
     check/filecache.Store that keeps the per-file rules' problems (None: all run)."""
-    from termbase.core.check import claims, language, models, notebooks, pages, records, snippets
+    from termbase.core.check import claims, language, models, notebooks, pages, records, snippets, styles
 
     report = Report(project)
     base = TermBase(project)
     if not records.check_data(base, report):
         return report  # without readable interface strings nothing else can be named
+    styles_usable = styles.check_styles(base, report)
     records.check_records(base, report)
     models.check_models(base, report)
     models.check_config_keys(base, report)
@@ -55,5 +56,8 @@ def run(project: Project, *, spelling: bool = True, store=None) -> Report:
     page_texts = pages.check_pages(base, report, store)
     snippets.check_page_blocks(base, page_texts, report)
     claims.check_claims(project, page_texts, report)
-    language.check_language(base, page_texts, report, spell=spelling, store=store)
+    if styles_usable:
+        language.check_language(base, page_texts, report, spell=spelling, store=store)
+    else:
+        report.notes.append("the language rules did not run: a style guide cannot be read (above)")
     return report

@@ -1,4 +1,4 @@
-"""Rules for the data: interface strings (ui.yml), sources, style guides and term records."""
+"""Rules for the data: interface strings (ui.yml), sources and term records."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def did_you_mean(name: str, known) -> str:
 
 
 def check_data(base: TermBase, report) -> bool:
-    """ui.yml, sources.yml and the style guides; False when ui.yml is unusable."""
+    """ui.yml and sources.yml (the style guides: styles.py); False when ui.yml is unusable."""
     data = base.project.data_dir
     ui, lines = yamlfile.load(data / "ui.yml", report)
     if not isinstance(ui, dict):
@@ -82,12 +82,6 @@ def check_data(base: TermBase, report) -> bool:
             report.add(data / "sources.yml", source_lines.get((sid, "title"), 1),
                        f"source '{sid}' repeats its English title as a translation",
                        "a name that is not translated is one title for all: `title: '...'`")
-    for lang in base.languages:
-        path = data / "style" / f"{lang}.yml"
-        if path.is_file():
-            style, style_lines = yamlfile.load(path, report)
-            if style is not None and not isinstance(style, dict):
-                report.add(path, 1, "the style guide is not a mapping", "see docs of termbase/data/style/")
     return True
 
 

@@ -140,7 +140,8 @@ def usage_claims(style: dict, proposed: set):
                  if isinstance(rule, dict) and rule.get("usage_claims")), None)
     if not rule or not proposed:
         return None
-    pattern = re.compile("|".join(f"(?:{claim})" for claim in rule["usage_claims"]), re.I)
+    claims = rule["usage_claims"] if isinstance(rule["usage_claims"], list) else [rule["usage_claims"]]
+    pattern = re.compile("|".join(f"(?:{claim})" for claim in claims), re.I)
     fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
 
     def check(paragraph: Paragraph, report) -> None:
