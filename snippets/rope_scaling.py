@@ -65,8 +65,9 @@ def scaled_frequencies(head_dim, rope, seq_len=None,
     if kind == "linear":  # position interpolation: m -> m / factor
         return freq / factor, 1.0
     if kind == "dynamic":  # NTK with a factor that grows with seq_len
-        # Transformers measures it against max_position_embeddings
-        length = max_position_embeddings or original
+        # Transformers measures it against max_position_embeddings,
+        # never original_max_position_embeddings: no fallback here
+        length = max_position_embeddings
         if length is None:
             raise ValueError("dynamic needs max_position_embeddings")
         seq_len = max(seq_len or length, length)

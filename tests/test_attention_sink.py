@@ -330,3 +330,30 @@ def test_a_row_without_keys_gets_zero_even_if_attention_returned_nan():
     got = add_sink_afterwards(out, lse, torch.zeros(2))
     assert torch.equal(got[0, 1, 2], torch.zeros(4))
     assert torch.allclose(got[0, 0], out[0, 0] * 0.5)  # sigmoid(0 - 0) = 1/2
+
+
+def test_pieces_merged_by_lse_take_the_sink_once_after_the_merge():
+    """The page: a row computed in pieces (split-KV decoding, ring attention) and merged by
+    the pieces' log-sum-exps gets the sink once, after the merge; correcting every piece
+    counts exp(sink) once per piece."""
+    torch.manual_seed(5)
+    B, h, L, S, d = 1, 2, 3, 8, 4
+    q, k, v = torch.randn(B, h, L, d), torch.randn(B, h, S, d), torch.randn(B, h, S, d)
+    sink = torch.tensor([0.5, 2.0])
+
+    def piece(keys):  # plain attention over some keys: (output, lse)
+        s = (q * d ** -0.5) @ k[:, :, keys].transpose(-2, -1)
+        return torch.softmax(s, dim=-1) @ v[:, :, keys], torch.logsumexp(s, dim=-1)
+
+    (o1, l1), (o2, l2) = piece(slice(0, 5)), piece(slice(5, S))
+    lse = torch.logaddexp(l1, l2)
+    merged = o1 * (l1 - lse).exp().unsqueeze(-1) + o2 * (l2 - lse).exp().unsqueeze(-1)
+    reference = attention_with_sink(q, k, v, sink)
+    sb.assert_close(add_sink_afterwards(merged, lse, sink), reference)
+    # The sink on every piece, then the same merge: exp(sink) counted twice.
+    w1 = torch.logaddexp(l1, sink.view(-1, 1))
+    w2 = torch.logaddexp(l2, sink.view(-1, 1))
+    total = torch.logaddexp(torch.logaddexp(l1, l2), torch.log(torch.tensor(2.0)) + sink.view(-1, 1))
+    twice = (add_sink_afterwards(o1, l1, sink) * (w1 - total).exp().unsqueeze(-1)
+             + add_sink_afterwards(o2, l2, sink) * (w2 - total).exp().unsqueeze(-1))
+    assert not torch.allclose(twice, reference, atol=1e-3)

@@ -134,7 +134,7 @@ def test_attention_of_the_model_matches_an_explicit_softmax():
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_half_precision_reuse_is_exact(dtype):
+def test_half_precision_reuse_agrees_up_to_rounding(dtype):
     """Reusing stored K/V is a copy: in half precision too, the prefill on
     cached blocks equals the full prefill's last rows to its tolerance."""
     torch.manual_seed(1)

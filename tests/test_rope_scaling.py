@@ -101,9 +101,8 @@ def hf_dynamic_base(base, dim, seq_len, max_pos, factor):
 @pytest.mark.parametrize("seq_len", [None, 100, 4096, 4097, 8192, 40000])
 def test_dynamic_ntk_is_the_reference_formula_and_default_up_to_the_trained_length(seq_len):
     d, theta, factor, original = 64, 10000.0, 4.0, 4096
-    rope = {"rope_type": "dynamic", "factor": factor, "rope_theta": theta,
-            "original_max_position_embeddings": original}
-    freq, _ = scaled_frequencies(d, rope, seq_len=seq_len)
+    rope = {"rope_type": "dynamic", "factor": factor, "rope_theta": theta}
+    freq, _ = scaled_frequencies(d, rope, seq_len=seq_len, max_position_embeddings=original)
     base = hf_dynamic_base(theta, d, seq_len, original, factor)
     sb.assert_close(freq, 1.0 / (base ** (torch.arange(0, d, 2, dtype=F64) / d)))
     if seq_len is None or seq_len <= original:
@@ -276,6 +275,9 @@ def test_dynamic_reads_max_position_embeddings_as_transformers_does():
                     rope_frequencies(d, theta))
     with pytest.raises(ValueError, match="max_position_embeddings"):
         scaled_frequencies(d, rope, seq_len=8192)
+    # original_max_position_embeddings is not a length `dynamic` reads: still refused
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        scaled_frequencies(d, {**rope, "original_max_position_embeddings": 4096}, seq_len=8192)
 
 
 def test_longrope_without_a_factor_takes_the_ratio_of_lengths_like_phi3():
@@ -290,7 +292,7 @@ def test_longrope_without_a_factor_takes_the_ratio_of_lengths_like_phi3():
 
 # --- what every method keeps --------------------------------------------------------------------
 METHODS = [{"rope_type": "linear", "factor": 4.0}, {"rope_type": "ntk", "factor": 4.0},
-           {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 256},
+           {"rope_type": "dynamic", "factor": 4.0},
            {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 256},
            {**LLAMA31, "original_max_position_embeddings": 256, "rope_theta": 10000.0}]
 
@@ -298,7 +300,7 @@ METHODS = [{"rope_type": "linear", "factor": 4.0}, {"rope_type": "ntk", "factor"
 @pytest.mark.parametrize("rope", METHODS, ids=lambda r: r["rope_type"])
 def test_scaled_scores_still_depend_only_on_m_minus_n(rope):
     d = 16
-    freq, scale = scaled_frequencies(d, rope, seq_len=1024)
+    freq, scale = scaled_frequencies(d, rope, seq_len=1024, max_position_embeddings=256)
     q, k = random(2, 1, d, seed=4)
 
     def score(m, n):
@@ -334,12 +336,12 @@ def test_dynamic_ntk_with_cached_keys_is_not_relative_once_the_base_changes():
     rotated, so once T passes the trained length cached decoding differs from re-encoding, and
     the score is no longer a function of m - n alone."""
     d, original = 16, 64
-    rope = {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": original}
+    rope = {"rope_type": "dynamic", "factor": 4.0}
     q, k = random(2, 1, d, seed=7)
 
     def score(m, n, key_len, query_len):
-        key_freq, _ = scaled_frequencies(d, rope, seq_len=key_len)
-        query_freq, _ = scaled_frequencies(d, rope, seq_len=query_len)
+        key_freq, _ = scaled_frequencies(d, rope, seq_len=key_len, max_position_embeddings=original)
+        query_freq, _ = scaled_frequencies(d, rope, seq_len=query_len, max_position_embeddings=original)
         return (rotate(q, torch.tensor([m]), query_freq)
                 @ rotate(k, torch.tensor([n]), key_freq).T).item()
 
