@@ -41,8 +41,10 @@ def no_rope_layers(num_layers, interval=4):
 def nope_query_scale(positions, floor_scale=8192, attn_scale=0.1):
     """Llama 4's `attn_temperature_tuning` on its NoPE layers: the query at
     position p (from 0) is multiplied by
-    log(1 + floor((p + 1) / floor_scale)) * attn_scale + 1."""
-    steps = torch.floor((positions.double() + 1) / floor_scale)
+    log(1 + floor((p + 1) / floor_scale)) * attn_scale + 1.
+    float32, as Meta and Hugging Face compute it (positions exact below
+    2**24); multiply and cast back: (q * scale[:, None]).to(q.dtype)."""
+    steps = torch.floor((positions.float() + 1) / floor_scale)
     return torch.log1p(steps) * attn_scale + 1
 # --8<-- [end:code]
 

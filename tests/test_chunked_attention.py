@@ -77,6 +77,18 @@ def test_mask_is_metas_and_hugging_faces(T, C):
     assert torch.equal(chunked_mask_mod(C)(0, 0, pos[:, None], pos[None, :]), mask)
 
 
+@pytest.mark.parametrize("pad", [1, 2, 4])
+def test_with_left_padding_chunks_start_at_the_first_real_token(pad):
+    """Hugging Face's offset: with `pad` padding tokens in front, the chunks count from the
+    first real token, so the real tokens' block of the mask is `chunked_mask` of the unpadded
+    row (what the padding sees is the padding mask's business)."""
+    T, C = 9, 3
+    pos = torch.arange(pad + T)
+    hf = hf_chunked_causal(C, torch.tensor([pad]))(0, 0, pos[:, None], pos[None, :])
+    assert torch.equal(hf[pad:, pad:], chunked_mask(T, chunk_size=C))
+    assert not torch.equal(hf[pad:, pad:], chunked_mask(pad + T, chunk_size=C)[pad:, pad:])
+
+
 def test_mask_written_out_by_hand():
     expected = torch.tensor([[1, 0, 0, 0, 0],
                              [1, 1, 0, 0, 0],

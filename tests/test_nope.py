@@ -148,7 +148,8 @@ def test_no_rope_layers_is_hugging_faces_default(num_layers, interval, nope):
 def test_query_scale_is_llama4s_formula_and_one_below_floor_scale():
     positions = torch.tensor([0, 1, 8190, 8191, 16383, 100_000, 10**7])
     ref = torch.log1p(torch.floor((positions.double() + 1.0) / 8192)) * 0.1 + 1.0
-    sb.assert_close(nope_query_scale(positions), ref)
+    assert nope_query_scale(positions).dtype == torch.float32
+    sb.assert_close(nope_query_scale(positions).double(), ref, dtype=torch.float32)
     assert (nope_query_scale(torch.arange(8191)) == 1).all()
     assert nope_query_scale(torch.tensor([8191])).item() == pytest.approx(1 + 0.1 * math.log(2))
     assert nope_query_scale(torch.tensor([65535])).item() == pytest.approx(1 + 0.1 * math.log(9))
@@ -162,6 +163,19 @@ def test_query_scale_per_position_is_a_per_row_softmax_temperature():
     scores = (q @ k.transpose(-2, -1)) * s[:, None] / math.sqrt(8)
     scores = scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf"))
     sb.assert_close(out, torch.softmax(scores, dim=-1) @ v)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_half_query_scaled_as_the_docstring_says_stays_half_and_runs_in_sdpa(dtype):
+    """As copied into a half-precision model: the scale is float32, the product is cast back,
+    SDPA gets three tensors of one dtype and agrees with float64 to the dtype's tolerance."""
+    q, k, v = random(3, 1, 2, 6, 8, seed=9)
+    s = nope_query_scale(torch.tensor([0, 8191, 20000, 40000, 70000, 90000]))
+    qh, kh, vh = q.to(dtype), k.to(dtype), v.to(dtype)
+    out = F.scaled_dot_product_attention((qh * s[:, None]).to(qh.dtype), kh, vh, is_causal=True)
+    assert out.dtype == dtype
+    ref = F.scaled_dot_product_attention(q * s.double()[:, None], k, v, is_causal=True)
+    sb.assert_close(out.double(), ref, dtype=dtype)
 
 
 def test_llama4_nope_decoding_step_needs_the_query_position():
