@@ -199,6 +199,22 @@ def test_half_precision_is_finite_and_close(dtype):
     sb.assert_close(low.float(), F.scaled_dot_product_attention(q, k, v, attn_mask=attend), dtype=dtype)
 
 
+def test_float16_scores_past_its_range_stay_finite_as_in_sdpa():
+    """The page: q = k = 100 with d_k = 64 gives scaled scores of 80,000, past float16's 65,504;
+    computed in float16 they are inf and the rows NaN, so the code computes them in float32, as
+    SDPA does on the CPU, and returns float16."""
+    attend = layout_to_mask(bigbird_layout(2, window=1, num_global=0, num_random=0, seed=0), 4)
+    q = k = torch.full((1, 1, 8, 64), 100.0, dtype=torch.float16)
+    v = torch.randn(1, 1, 8, 64).half()
+    scaled_half = (q * 64 ** -0.5) @ k.transpose(-2, -1)
+    assert scaled_half.isinf().all()  # what a float16 product gives
+    out = block_sparse_attention(q, k, v, attend=attend, block=4)
+    assert out.dtype == torch.float16 and out.isfinite().all()
+    sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
+    assert sdpa.isfinite().all()
+    sb.assert_close(out.float(), sdpa.float(), dtype=torch.float16)
+
+
 def test_gradcheck_float64():
     attend = layout_to_mask(bigbird_layout(3, window=0, num_global=1, num_random=1, seed=1), 2)
     q, k, v = (t.requires_grad_() for t in qkv(4, 1, 1, 6, 6, 2))
