@@ -46,7 +46,7 @@ def run(project: Project, *, spelling: bool = True, store=None) -> Report:
     base = TermBase(project)
     if not records.check_data(base, report):
         return report  # without readable interface strings nothing else can be named
-    styles_usable = styles.check_styles(base, report)
+    usable = styles.check_styles(base, report)
     records.check_records(base, report)
     models.check_models(base, report)
     models.check_config_keys(base, report)
@@ -56,8 +56,10 @@ def run(project: Project, *, spelling: bool = True, store=None) -> Report:
     page_texts = pages.check_pages(base, report, store)
     snippets.check_page_blocks(base, page_texts, report)
     claims.check_claims(project, page_texts, report)
-    if styles_usable:
-        language.check_language(base, page_texts, report, spell=spelling, store=store)
-    else:
-        report.notes.append("the language rules did not run: a style guide cannot be read (above)")
+    language.check_language(base, page_texts, report, spell=spelling, store=store,
+                            languages=[lang for lang in base.languages if lang in usable])
+    for lang in base.languages:
+        if lang not in usable:
+            report.notes.append(f"the language rules of {lang} did not run: mend "
+                                f"{project.shown(project.data_dir / 'style' / f'{lang}.yml')} (above)")
     return report

@@ -174,13 +174,13 @@ def _english_name(lang: str) -> str:
         return f"'{lang}'"
 
 
-def check_language(base: TermBase, pages, report, *, spell: bool = True, store=None) -> None:
+def check_language(base: TermBase, pages, report, *, spell: bool = True, store=None, languages=None) -> None:
     """`store`: a check/filecache.Store that keeps each page's prose lines (None: they are
-    kept in this process only)."""
+    kept in this process only). `languages`: those to check (None: all)."""
     texts = {page.path: page.text for page in pages.values()}
     # A page still holding placeholders is reported as such; it says what it proposes later.
     scaffolded = {path for path, text in texts.items() if PLACEHOLDER.search(text)}
-    for lang in base.languages:
+    for lang in base.languages if languages is None else languages:
         lines = _lines(base, pages, lang, store)
         style = base.style(lang)
         forms = avoided_forms(base, lang)

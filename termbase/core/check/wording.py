@@ -132,6 +132,13 @@ def count_forms(style: dict):
     return check
 
 
+def joined(patterns) -> re.Pattern:
+    """The one case-blind regex of a rule's patterns (a string, or a list of them), as the
+    rules below match them; check/styles.py compiles the guides' patterns with it too."""
+    patterns = patterns if isinstance(patterns, list) else [patterns]
+    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.I)
+
+
 def usage_claims(style: dict, proposed: set):
     """A checker of a sentence that claims usage in the language ("På dansk bruger man …") on
     the page of an entry whose preferred name the site proposes (`proposed`: those pages'
@@ -140,8 +147,7 @@ def usage_claims(style: dict, proposed: set):
                  if isinstance(rule, dict) and rule.get("usage_claims")), None)
     if not rule or not proposed:
         return None
-    claims = rule["usage_claims"] if isinstance(rule["usage_claims"], list) else [rule["usage_claims"]]
-    pattern = re.compile("|".join(f"(?:{claim})" for claim in claims), re.I)
+    pattern = joined(rule["usage_claims"])
     fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
 
     def check(paragraph: Paragraph, report) -> None:
@@ -168,8 +174,7 @@ def proposal_unsaid(style: dict, proposed: set):
                  if isinstance(rule, dict) and rule.get("proposal_said")), None)
     if not rule or not proposed:
         return None
-    patterns = rule["proposal_said"] if isinstance(rule["proposal_said"], list) else [rule["proposal_said"]]
-    said = re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.I)
+    said = joined(rule["proposal_said"])
     fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
 
     def check(paragraphs: list[Paragraph], report, lines: dict | None = None) -> None:
