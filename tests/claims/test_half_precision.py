@@ -115,8 +115,8 @@ def test_a_soft_cap_rounds_to_the_cap_itself_far_above_it():
     """c * tanh(s / c) < c in exact arithmetic, but in floating point it returns c itself once
     s is far enough above the cap (c = 30): from s = 104 (about 3.5 c) in bfloat16, 135.25 in
     float16 and 270.5 in float32; just below, it is still under c. So distinct large logits can
-    become equal after the cap; below 3.5 c in bfloat16 many already do, though the order never
-    reverses."""
+    become equal after the cap; below 3.5 c in bfloat16 many already do, even below c, though the
+    order never reverses; and where the output is c the gradient is exactly 0."""
     c = 30.0
     # (dtype, the first s that gives c, the representable step below it)
     for dtype, first, step in ((torch.bfloat16, 104.0, 4.0), (torch.float16, 135.25, 0.25),
@@ -136,6 +136,12 @@ def test_a_soft_cap_rounds_to_the_cap_itself_far_above_it():
     every = torch.arange(-2**15, 2**15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
     above = every[(every.float() >= c) & (every.float() < 3.5 * c)]
     assert len(above) == 226 and len(torch.unique(c * torch.tanh(above / c))) == 58
+    below = every[(every.float() >= 20) & (every.float() < c)]  # already below the cap
+    assert len(below) == 80 and len(torch.unique(c * torch.tanh(below / c))) == 44
+    # Autograd's gradient, 1 - tanh^2 of the rounded output, is exactly 0 once it rounds to c.
+    s = torch.tensor([104.0, 100.0], dtype=torch.bfloat16, requires_grad=True)
+    (c * torch.tanh(s / c)).sum().backward()
+    assert s.grad[0] == 0 and s.grad[1] > 0
 
 
 @claim("sdpa-half-unscaled-no-overflow")
