@@ -1,25 +1,42 @@
 """Rules for the style guides (termbase/data/style/<lang>.yml) as data: every key that the
 language rules (language.py, wording.py) and the site (site/style_page.py, the claims page)
-read has the shape they assume, every regular expression compiles as the rules compile it, and
-a language whose preferred terms may be proposed has the patterns for how its pages say so.
+read is a key they know (`KEYS`) with the shape they assume, every regular expression compiles
+as the rules compile it and neither matches text that says nothing nor backtracks without end,
+and a language whose preferred terms may be proposed has the patterns for how its pages say so.
 
-Before this, a pattern with a typo stopped `check` with a Python traceback, and a string where
-a list belongs, a "\\b" in double quotes (a backspace to YAML) or a pattern that matches the
-empty text made a rule check nothing, or everything, without a word. A guide with a problem
-here is left out of the language rules of its own language only (`check_styles` returns the
-languages whose guides are usable); a missing proposal pattern blocks nothing."""
+Before this, a pattern with a typo stopped `check` with a Python traceback, and a misspelled
+key, a string where a list belongs, a "\\b" in double quotes (a backspace to YAML) or a pattern
+that matches anything made a rule check nothing, or everything, without a word. A guide with a
+problem that the rules would trip on is left out of the language rules of its own language only
+(`check_styles` returns the languages whose guides are usable); a problem in what only the site
+shows (a title, a note) or a missing proposal pattern blocks nothing."""
 
 from __future__ import annotations
 
+import difflib
 import re
+import time
 
-from termbase.core import terminology
+from termbase.core import spelling, terminology
 from termbase.core.check import wording, yamlfile
 from termbase.core.model import TermBase
 
+# The keys each level of a guide may hold; what the checker and the site read, nothing else.
+KEYS = {
+    "guide": ("title", "dictionary", "abbreviations", "intro", "register", "articles", "kept_english",
+              "renderings", "typography", "examples", "translation"),
+    "kept_english": ("term", "forms", "gender", "note"),
+    "renderings": ("id", "concept", "write", "avoid", "note"),
+    "typography": ("rule", "check", "units", "number_words", "usage_claims", "proposal_said", "fix"),
+    "check": ("pattern", "message", "fix"),
+}
+SITE_ONLY = ("title", "intro", "register", "examples", "translation", "abbreviations", "note", "concept", "id")
 FIX_PATTERN = "write a Python regular expression (the `re` module) in single quotes '...'"
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-SHAPES = "see termbase/data/style/en.yml for the keys and their shapes"
+# Texts that say nothing: a pattern that matches one would match (or pass) every line.
+NOTHING = ("", " ", "x", "a b", "Ab cd ef.")
+SCHEMA = "the keys are listed in termbase/core/check/styles.py (KEYS)"
+MARKDOWN = re.compile(r"[`*«»\"“”]")
 
 
 def check_styles(base: TermBase, report) -> set[str]:
@@ -39,6 +56,25 @@ def quoted(pattern: str) -> str:
     return "'" + pattern.replace("'", "''") + "'"
 
 
+def backtracks(compiled: re.Pattern) -> bool:
+    """True when searching grows exponentially with the length of a word (a repetition inside
+    a repetition), measured on texts far too short to hang, 10 and 20 characters long: such a
+    pattern takes a thousand times longer on the longer ones, any other about twice. Measured
+    twice, so that a pause of the machine is not taken for it."""
+    def worst(n: int) -> float:
+        longest = 0.0
+        for text in ("a" * n + "!", "a " * n + "!", "1" * n + "!", "1 " * n + "!", "Aa " * n, "a-" * n + "!"):
+            start = time.perf_counter()
+            compiled.search(text)
+            longest = max(longest, time.perf_counter() - start)
+        return longest
+    for _ in range(2):
+        small, large = worst(10), worst(20)
+        if not (large > 2e-3 and large > 100 * max(small, 2e-6)):
+            return False
+    return True
+
+
 class _Guide:
     def __init__(self, path, report):
         self.path, self.report, self.blocking = path, report, False
@@ -47,31 +83,54 @@ class _Guide:
         self.unreadable = self.style is None and len(report) > before  # not UTF-8, not YAML
 
     def add(self, key: tuple, what: str, fix: str, *, blocks: bool = True) -> None:
+        """Report a problem; `blocks`: the language rules would trip on it (what only the site
+        shows, SITE_ONLY, never blocks: the report already stops the build)."""
         self.report.add(self.path, yamlfile.line_of(self.lines, key), what, fix)
-        self.blocking = self.blocking or blocks
+        site_only = any(part in SITE_ONLY for part in key if isinstance(part, str))
+        self.blocking = self.blocking or (blocks and not site_only)
 
     def check(self, lang: str) -> None:
         style = self.style
         if style is None:
-            if lang in terminology.ATTESTED:  # missing, empty or unreadable: its rules are needed
+            self.blocking = self.unreadable
+            if lang in terminology.ATTESTED and not self.unreadable:  # its proposal rules are needed
                 self.report.add(self.path, 1, f"the {lang} style guide is missing or empty, so the pages of "
                                 "proposed names go unchecked", "write the guide with `typography:` rules "
-                                f"holding `usage_claims` and `proposal_said` ({SHAPES})")
-            self.blocking = self.unreadable
+                                f"holding `usage_claims` and `proposal_said` ({SCHEMA})")
             return
         if not isinstance(style, dict):
             return self.add((), "the style guide is not a mapping", f"write it as keys: `title:`, `typography:`, ... "
-                            f"({SHAPES})")
-        for key in ("dictionary", "title"):
-            if key in style and not isinstance(style[key], str):
-                self.add((key,), f"`{key}` is {style[key]!r}, not a string", f"write `{key}: <text>`")
+                            f"({SCHEMA})")
+        self._known((), style, "guide")
+        for key in ("title", "intro", "register", "examples", "translation"):
+            self._text((key,), style.get(key))
+        dictionary = style.get("dictionary")
+        if dictionary is not None and (not isinstance(dictionary, str) or dictionary not in spelling.PACKAGES):
+            self.add(("dictionary",), f"`dictionary` is {dictionary!r}, which the project cannot install",
+                     f"write one of {', '.join(sorted(spelling.PACKAGES))} (or add it to core/spelling.py)",
+                     blocks=not isinstance(dictionary, str))  # a text: only a note that it is not installed
         self._strings(("abbreviations",), style.get("abbreviations"))
-        self._articles(style.get("articles"))
-        self._kept_english(style.get("kept_english"), style.get("articles"))
+        genders = self._articles(style.get("articles"))
+        self._kept_english(style.get("kept_english"), genders)
         self._renderings(style.get("renderings"))
         self._typography(lang, style.get("typography"))
 
     # -- shapes -----------------------------------------------------------------------------
+    def _known(self, key: tuple, mapping: dict, level: str) -> None:
+        for name in mapping:
+            if name not in KEYS[level]:
+                near = difflib.get_close_matches(str(name), KEYS[level], n=1)
+                hint = f" (did you mean '{near[0]}'?)" if near else ""
+                self.add(key + (name,), f"unknown key '{name}'{hint}, which nothing reads",
+                         f"use one of: {', '.join(KEYS[level])}", blocks=False)
+
+    def _text(self, key: tuple, value, *, required: bool = False) -> None:
+        if value is None and not required:
+            return
+        if not isinstance(value, str) or not value.strip():
+            what = "is missing" if value is None else f"is {value!r}, not a text"
+            self.add(key, f"`{key[-1]}` {what}", f"write `{key[-1]}: <text>`", blocks=False)
+
     def _list(self, key: tuple, value) -> list:
         """`value` if it is a list (or absent: []), else reported: a string where a list belongs
         would be read one character at a time."""
@@ -87,29 +146,36 @@ class _Guide:
             if not isinstance(item, str) or not item.strip():
                 self.add(key + (index,), f"`{key[-1]}` holds {item!r}, not a text", "write each item as a quoted text")
 
-    def _articles(self, articles) -> None:
+    def _articles(self, articles) -> set | None:
         if articles is None:
-            return
+            return set()
         if not isinstance(articles, dict):
-            return self.add(("articles",), "`articles` is not a mapping of a gender to its articles",
-                            "write `articles: {masculine: [el, un], feminine: [la, una]}`")
+            self.add(("articles",), "`articles` is not a mapping of a gender to its articles",
+                     "write `articles: {masculine: [el, un], feminine: [la, una]}`")
+            return None  # the genders of the terms are not checked against it: one line, not one per term
         for gender, listed in articles.items():
-            if not isinstance(listed, list) or not listed or not all(isinstance(a, str) and a for a in listed):
+            if not isinstance(gender, str):
+                self.add(("articles", gender), f"gender {gender!r} is not a word", "name each gender by a word")
+            elif not isinstance(listed, list) or not listed or not all(isinstance(a, str) and a for a in listed):
                 self.add(("articles", gender), f"the articles of '{gender}' are {listed!r}, not a list of words",
                          f"write `{gender}: [article, ...]`")
+        return {gender for gender in articles if isinstance(gender, str)}
 
-    def _kept_english(self, items, articles) -> None:
-        genders = set(articles) if isinstance(articles, dict) else set()
+    def _kept_english(self, items, genders: set | None) -> None:
         for index, item in enumerate(self._list(("kept_english",), items)):
             key = ("kept_english", index)
             if not isinstance(item, dict):
                 self.add(key, f"a kept English term is {item!r}, not a mapping", "write `- {term: ..., forms: [...]}`")
                 continue
+            self._known(key, item, "kept_english")
+            self._text(key + ("term",), item.get("term"), required=True)
+            self._text(key + ("note",), item.get("note"))
             self._strings(key + ("forms",), item.get("forms"))
             gender = item.get("gender")
-            if gender is not None and gender not in genders:
-                self.add(key + ("gender",), f"gender '{gender}' is not one of `articles` ({', '.join(sorted(genders))})",
-                         "use a gender that `articles` lists, or add its articles there")
+            if gender is not None and genders is not None and (not isinstance(gender, str) or gender not in genders):
+                listed = ", ".join(sorted(genders)) or "none: the guide has no `articles`"
+                self.add(key + ("gender",), f"gender {gender!r} is not one of `articles` ({listed})",
+                         "write the one gender, of those `articles` lists, that the site uses for it")
 
     def _renderings(self, items) -> None:
         for index, item in enumerate(self._list(("renderings",), items)):
@@ -117,25 +183,45 @@ class _Guide:
             if not isinstance(item, dict):
                 self.add(key, f"a rendering is {item!r}, not a mapping", "write `- {concept: ..., write: ..., avoid: [...]}`")
                 continue
-            for number, form in enumerate(self._list(key + ("avoid",), item.get("avoid"))):
-                where = key + ("avoid", number)
-                if isinstance(form, dict):
-                    if len(form) != 1 or not all(isinstance(x, str) for pair in form.items() for x in pair):
-                        self.add(where, f"a form to avoid is {form!r}", "write one `phrase: replacement` per item")
-                    phrase = next(iter(form), "")
-                else:
-                    phrase = str(form).split(": ", 1)[0] if isinstance(form, str) else ""
-                if not str(phrase).strip(" …|"):
-                    self.add(where, f"a form to avoid is {form!r}, which has no words", "write the phrase to avoid")
+            self._known(key, item, "renderings")
+            for name in ("concept", "note", "id"):
+                self._text(key + (name,), item.get(name))
+            forms = self._list(key + ("avoid",), item.get("avoid"))
+            own = [isinstance(form, dict) or (isinstance(form, str) and ": " in form) for form in forms]
+            self._text(key + ("write",), item.get("write"), required=not all(own))
+            for number, form in enumerate(forms):
+                self._form(key + ("avoid", number), form)
+
+    def _form(self, where: tuple, form) -> None:
+        if isinstance(form, dict):
+            if len(form) != 1 or not all(isinstance(x, str) and x.strip() for pair in form.items() for x in pair):
+                return self.add(where, f"a form to avoid is {form!r}", "write one `phrase: replacement` per item")
+            phrase = next(iter(form))
+        elif isinstance(form, str):
+            phrase = form.split(": ", 1)[0]
+        else:
+            return self.add(where, f"a form to avoid is {form!r}, not a phrase", "write the phrase as a quoted text")
+        gapped = "…" in phrase  # wording.gapped: parts between "…", alternatives within by "|"
+        parts = [part for part in phrase.split("…") if part.strip()] if gapped else [phrase]
+        alternatives = [alt for part in parts for alt in (part.split("|") if gapped else [part]) if alt.strip()]
+        if (gapped and len(parts) < 2) or any(not re.search(r"\w", alt) for alt in alternatives) or \
+                (gapped and any(not any(a.strip() for a in part.split("|")) for part in parts)) or not alternatives:
+            self.add(where, f"a form to avoid is {form!r}, which has a part with no words", "write the words to avoid")
+        elif not gapped and MARKDOWN.search(phrase):
+            self.add(where, f"the form {phrase!r} holds Markdown and is matched on the text without it, so it never "
+                     "matches", "drop the Markdown, or write a gapped form (`a … b`), which is matched as written")
 
     def _typography(self, lang: str, rules) -> None:
-        holders = {"usage_claims": [], "proposal_said": []}
+        holders = {"usage_claims": [], "proposal_said": [], "units": [], "number_words": []}
         for index, rule in enumerate(self._list(("typography",), rules)):
             key = ("typography", index)
             if not isinstance(rule, dict):
                 self.add(key, "a typography rule is plain text, which the style page does not show",
                          "write `- rule: \"...\"`")
                 continue
+            self._known(key, rule, "typography")
+            self._text(key + ("rule",), rule.get("rule"), required=True)
+            self._text(key + ("fix",), rule.get("fix"))
             if "check" in rule:
                 self._check(key + ("check",), rule["check"])
             self._strings(key + ("units",), rule.get("units"))
@@ -148,20 +234,27 @@ class _Guide:
                              f"write `{word}: <number>`")
             for name in holders:
                 if rule.get(name) is not None:
-                    holders[name].append(index)
-                    self._patterns(key + (name,), rule[name])
+                    if rule[name]:
+                        holders[name].append(index)
+                    if name in ("usage_claims", "proposal_said"):
+                        self._patterns(key + (name,), rule[name])
         for name, indexes in holders.items():
-            for index in indexes[1:]:  # the rules read the first rule that has the key
+            for index in indexes[1:]:  # the rules read the first rule whose value is not empty
                 self.add(("typography", index, name), f"a second rule holds `{name}`, which the checker never reads",
-                         f"move these patterns into the rule at line {self.lines.get(('typography', indexes[0]), 1)}")
-            if lang in terminology.ATTESTED and not indexes:
+                         f"move it into the rule at line {self.lines.get(('typography', indexes[0]), 1)}")
+            if lang in terminology.ATTESTED and name in ("usage_claims", "proposal_said") and not indexes:
                 self.add(("typography",), f"no typography rule has `{name}`, so the pages of proposed {lang} names go "
                          "unchecked", f"add `{name}: ['...']` to the rule on proposed names (see the es and da guides)",
                          blocks=False)
 
     def _check(self, key: tuple, check) -> None:
+        if isinstance(check, str):
+            return self.add(key, "`check` is a text, not a mapping", "write `check: {pattern: '...', message: ..., fix: ...}`")
         if not isinstance(check, dict) or "pattern" not in check:
             return self.add(key, "a rule's `check` has no `pattern`", "write `check: {pattern: '...', message: ..., fix: ...}`")
+        self._known(key, check, "check")
+        for name in ("message", "fix"):
+            self._text(key + (name,), check.get(name), required=True)
         pattern = check["pattern"]
         if not isinstance(pattern, str):
             return self.add(key + ("pattern",), f"`pattern` is {pattern!r}, not a text", FIX_PATTERN)
@@ -180,6 +273,10 @@ class _Guide:
             if not isinstance(pattern, str):
                 self.add(spot, f"`{key[-1]}` holds {pattern!r}, not a pattern", "write each pattern as a quoted text")
                 fine = False
+            elif len(items) > 1 and re.search(r"\\[1-9]", pattern):
+                self.add(spot, f"{quoted(pattern)} refers to a group by number, which counts the groups of the whole "
+                         "list once the checker joins it", "use a named group: (?P<w>...)(?P=w), unique in the list")
+                fine = False
             else:
                 fine = self._one(spot, pattern, flags=re.I, wrapped=True) and fine
         if not fine:
@@ -197,17 +294,30 @@ class _Guide:
                      FIX_PATTERN)
             return False
         try:
-            compiled = re.compile(f"(?:{pattern})" if wrapped else pattern, flags)
+            compiled = re.compile(pattern, flags)  # alone first: positions are the guide's own
+            if wrapped:
+                compiled = re.compile(f"(?:{pattern})", flags)
         except re.error as exc:
             if wrapped and "global flags" in exc.msg:
-                self.add(key, f"{quoted(pattern)}: a flag such as (?i) inside a pattern the checker joins",
-                         "remove it: these patterns are matched case-blind already")
+                self.add(key, f"{quoted(pattern)}: a flag such as (?i) inside a pattern the checker joins with others",
+                         "remove it (the patterns are matched case-blind already), or scope it: (?s:...)")
+            elif wrapped and exc.pattern != pattern:
+                self.add(key, f"{quoted(pattern)} cannot stand inside (?:...), as the checker joins it: {exc.msg}",
+                         "balance its parentheses")
             else:
                 self.add(key, f"invalid regular expression {quoted(pattern)}: {exc.msg} at position {exc.pos}",
                          FIX_PATTERN)
             return False
-        if compiled.search(""):
-            self.add(key, f"{quoted(pattern)} matches the empty text, so it matches everywhere",
-                     "make a part of it required")
+        except (OverflowError, RecursionError):
+            self.add(key, f"{quoted(pattern)} has too large a repetition or is nested too deeply", FIX_PATTERN)
+            return False
+        said = next((text for text in NOTHING if compiled.search(text)), None)
+        if said is not None:
+            self.add(key, f"{quoted(pattern)} matches {said!r}, a text that says nothing, so it matches everywhere",
+                     "make the words it looks for required")
+            return False
+        if backtracks(compiled):
+            self.add(key, f"{quoted(pattern)} backtracks without end on long words (a repetition inside a repetition)",
+                     "make the inner part fixed, e.g. (?:\\w+\\s)*\\w+ rather than (?:\\w+\\s?)+")
             return False
         return True
