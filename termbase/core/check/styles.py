@@ -161,13 +161,19 @@ class _Guide:
                          f"write `{gender}: [article, ...]`")
         return {gender for gender in articles if isinstance(gender, str)}
 
-    def _kept_english(self, items, genders: set | None) -> None:
-        for index, item in enumerate(self._list(("kept_english",), items)):
-            key = ("kept_english", index)
+    def _mappings(self, level: str, items, what: str, example: str):
+        """(key, item) of each item of the list `level` that is a mapping of known keys; the
+        others are reported."""
+        for index, item in enumerate(self._list((level,), items)):
+            key = (level, index)
             if not isinstance(item, dict):
-                self.add(key, f"a kept English term is {item!r}, not a mapping", "write `- {term: ..., forms: [...]}`")
+                self.add(key, f"{what} is {item!r}, not a mapping", f"write `- {example}`")
                 continue
-            self._known(key, item, "kept_english")
+            self._known(key, item, level)
+            yield key, item
+
+    def _kept_english(self, items, genders: set | None) -> None:
+        for key, item in self._mappings("kept_english", items, "a kept English term", "{term: ..., forms: [...]}"):
             self._text(key + ("term",), item.get("term"), required=True)
             self._text(key + ("note",), item.get("note"))
             self._strings(key + ("forms",), item.get("forms"))
@@ -178,12 +184,7 @@ class _Guide:
                          "write the one gender, of those `articles` lists, that the site uses for it")
 
     def _renderings(self, items) -> None:
-        for index, item in enumerate(self._list(("renderings",), items)):
-            key = ("renderings", index)
-            if not isinstance(item, dict):
-                self.add(key, f"a rendering is {item!r}, not a mapping", "write `- {concept: ..., write: ..., avoid: [...]}`")
-                continue
-            self._known(key, item, "renderings")
+        for key, item in self._mappings("renderings", items, "a rendering", "{concept: ..., write: ..., avoid: [...]}"):
             for name in ("concept", "note", "id"):
                 self._text(key + (name,), item.get(name))
             forms = self._list(key + ("avoid",), item.get("avoid"))
