@@ -32,9 +32,11 @@ def attention_entropy(weights):
     """-sum_j a_j log a_j over the last axis: (..., L, S) -> (..., L).
 
     A weight of 0 (a masked key) adds 0, the limit of a log a as a -> 0.
+    In float32 at least: a half-precision sum over many keys drifts.
     """
-    logs = torch.where(weights > 0, weights.log(), 0.0)
-    return 0.0 - (weights * logs).sum(-1)  # 0.0 -: no -0.0 for one-hot
+    w = weights.to(torch.promote_types(weights.dtype, torch.float32))
+    logs = torch.where(w > 0, w.log(), 0.0)
+    return 0.0 - (w * logs).sum(-1)  # 0.0 -: no -0.0 for one-hot
 
 
 def entropy_from_logits(scores):

@@ -92,7 +92,7 @@ def logit_bound(attn, *, rope=False, scale=None):
     |(g_q u) . (g_k w)| <= max|g_q g_k| |u| |w| < d_k max|g_q g_k|.
     Reached (up to eps) when q and k point along the coordinate where
     |g_q g_k| is largest. rope=True: RoPE rotates the normed q and k (as in
-    Qwen3, Gemma 3, OLMo 2) and mixes the two coordinates of a pair, so a
+    Qwen3, Gemma 3) and mixes the two coordinates of a pair, so a
     large query gain on one can meet a large key gain on the other: the
     bound becomes d_k max|g_q| max|g_k| (times scale).
     """
