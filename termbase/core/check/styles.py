@@ -37,6 +37,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 NOTHING = ("", " ", "x", "a b", "Ab cd ef.")
 SCHEMA = "the keys are listed in termbase/core/check/styles.py (KEYS)"
 MARKDOWN = re.compile(r"[`*«»\"“”]")
+DICTIONARY = re.compile(r"[a-z]{2,3}(?:_[A-Z]{2})?")
 
 
 def check_styles(base: TermBase, report) -> set[str]:
@@ -108,10 +109,12 @@ class _Guide:
         for key in ("title", "intro", "register", "examples", "translation"):
             self._text((key,), style.get(key))
         dictionary = style.get("dictionary")
-        if dictionary is not None and (not isinstance(dictionary, str) or dictionary not in spelling.PACKAGES):
-            self.add(("dictionary",), f"`dictionary` is {dictionary!r}, which the project cannot install",
-                     f"write one of {', '.join(sorted(spelling.PACKAGES))} (or add it to core/spelling.py)",
-                     blocks=not isinstance(dictionary, str))  # a text: only a note that it is not installed
+        # A hunspell name (a language is configuration: any such name, installed or not, will do;
+        # one that is not installed is a note of the spelling rule, not a problem).
+        if dictionary is not None and not (isinstance(dictionary, str) and DICTIONARY.fullmatch(dictionary)):
+            self.add(("dictionary",), f"`dictionary` is {dictionary!r}, not a hunspell dictionary's name",
+                     f"write it as hunspell names it, e.g. {', '.join(sorted(spelling.PACKAGES))}",
+                     blocks=not isinstance(dictionary, str))
         self._strings(("abbreviations",), style.get("abbreviations"))
         genders = self._articles(style.get("articles"))
         self._kept_english(style.get("kept_english"), genders)
