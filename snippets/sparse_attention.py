@@ -95,7 +95,10 @@ def block_sparse_attention(q, k, v, *, attend, block):
         raise ValueError("attend must have shape (T, S)")
     tiles = tile_layout(attend, block)  # (T/block, S/block)
     scale = q.size(-1) ** -0.5
-    work = torch.promote_types(q.dtype, torch.float32)  # float32 or float64
+    # In float32 at least: a float16 score can overflow, which SDPA avoids.
+    dtype = q.dtype
+    work = torch.promote_types(dtype, torch.float32)  # float32 or float64
+    q, k, v = q.to(work), k.to(work), v.to(work)
     out = q.new_zeros(*q.shape[:-1], v.size(-1))
     offsets = torch.arange(block, device=q.device)
     for i in range(T // block):
@@ -105,16 +108,14 @@ def block_sparse_attention(q, k, v, *, attend, block):
         keys = (cols[:, None] * block + offsets).flatten()  # positions
         rows = slice(i * block, (i + 1) * block)
         k_tiles = k[..., keys, :]  # (..., len(keys), d_k)
-        # (..., block, len(keys)): the only scores ever computed, in
-        # float32 (at least): a half score can overflow, as SDPA avoids.
-        qf, kf = q[..., rows, :].to(work), k_tiles.to(work)
-        scores = (qf * scale) @ kf.transpose(-2, -1)
+        # (..., block, len(keys)): the only scores ever computed.
+        scores = (q[..., rows, :] * scale) @ k_tiles.transpose(-2, -1)
         allowed = attend[rows][:, keys]  # masks inside the tiles
         scores = scores.masked_fill(~allowed, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         weights = weights.masked_fill(~allowed.any(-1, keepdim=True), 0.0)
-        out[..., rows, :] = (weights @ v[..., keys, :].to(work)).to(out.dtype)
-    return out
+        out[..., rows, :] = weights @ v[..., keys, :]
+    return out.to(dtype)
 # --8<-- [end:code]
 
 
