@@ -246,7 +246,7 @@ class _Guide:
                     if name in ("usage_claims", "proposal_said"):
                         self._patterns(key + (name,), rule[name])
         for name, indexes in holders.items():
-            for index in indexes[1:]:  # the rules read the first rule whose value is not empty
+            for index in indexes[1:]:  # the rules read only the first (wording._rule)
                 self.add(("typography", index, name), f"a second rule holds `{name}`, which the checker never reads",
                          f"move it into the rule at line {self.lines.get(('typography', indexes[0]), 1)}")
             if lang in terminology.ATTESTED and name in ("usage_claims", "proposal_said") and not indexes:

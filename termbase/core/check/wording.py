@@ -72,11 +72,14 @@ def paragraphs(lines, attribute: str = "text") -> list[Paragraph]:
     return out
 
 
+def _rule(style: dict, key: str) -> dict | None:
+    """The first typography rule whose `key` is not empty: the one the rules read
+    (check/styles.py names any later one)."""
+    return next((rule for rule in style.get("typography") or [] if isinstance(rule, dict) and rule.get(key)), None)
+
+
 def _typography(style: dict, key: str):
-    for rule in style.get("typography") or []:
-        if isinstance(rule, dict) and rule.get(key):
-            return rule[key]
-    return None
+    return (_rule(style, key) or {}).get(key)
 
 
 def unit_spacing(style: dict):
@@ -139,16 +142,19 @@ def joined(patterns) -> re.Pattern:
     return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.I)
 
 
+def _proposal_fix(rule: dict) -> str:
+    return str(rule.get("fix") or "say that the site found no published use and proposes the name")
+
+
 def usage_claims(style: dict, proposed: set):
     """A checker of a sentence that claims usage in the language ("På dansk bruger man …") on
     the page of an entry whose preferred name the site proposes (`proposed`: those pages'
     paths). The rule's `usage_claims` are regular expressions, matched case-insensitively."""
-    rule = next((rule for rule in style.get("typography") or []
-                 if isinstance(rule, dict) and rule.get("usage_claims")), None)
+    rule = _rule(style, "usage_claims")
     if not rule or not proposed:
         return None
     pattern = joined(rule["usage_claims"])
-    fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
+    fix = _proposal_fix(rule)
 
     def check(paragraph: Paragraph, report) -> None:
         if paragraph.path not in proposed:
@@ -170,12 +176,11 @@ def proposal_unsaid(style: dict, proposed: set):
     that never say the site proposes the name: `proposal_said`, regular expressions (one, or a
     list) matched case-insensitively on each sentence. It reports a page at the line `lines`
     gives for it (its Origin heading), else at line 1. None when the rule has no such pattern."""
-    rule = next((rule for rule in style.get("typography") or []
-                 if isinstance(rule, dict) and rule.get("proposal_said")), None)
+    rule = _rule(style, "proposal_said")
     if not rule or not proposed:
         return None
     said = joined(rule["proposal_said"])
-    fix = str(rule.get("fix") or "say that the site found no published use and proposes the name")
+    fix = _proposal_fix(rule)
 
     def check(paragraphs: list[Paragraph], report, lines: dict | None = None) -> None:
         pages = {paragraph.path for paragraph in paragraphs} & set(proposed)
